@@ -1,0 +1,268 @@
+package io.s3stream;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Immutable, validated settings of a {@link StreamStorage}. Built with {@link #builder()}; {@link Builder#build()}
+ * checks every value once and names the offending setting in its {@link InvalidConfigException}.
+ *
+ * <p>Defaults: objects go to {@code file://<dataDir>/objects}; the WAL comes from the first WAL module on the class
+ * path that offers a default (for example {@code s3stream-wal-blockdev}'s {@code blockdev://<dataDir>/wal.img});
+ * metadata is the manifest kept in the object store.
+ */
+public final class StorageConfig {
+    static final long MIB = 1024L * 1024;
+
+    private final long nodeId;
+    private final Path dataDir;
+    private final String wal;
+    private final String objectStore;
+    private final String metadata;
+    private final long logCacheBytes;
+    private final long blockCacheBytes;
+    private final long uploadThresholdBytes;
+    private final Duration uploadInterval;
+    private final long streamObjectThresholdBytes;
+    private final int objectBlockSizeBytes;
+    private final int maxBatchBytes;
+    private final Duration backpressureTimeout;
+
+    private StorageConfig(Builder b) {
+        this.nodeId = b.nodeId;
+        this.dataDir = b.dataDir;
+        this.wal = b.wal;
+        this.objectStore = b.objectStore != null ? b.objectStore : b.dataDir.resolve("objects").toUri().toString();
+        this.metadata = b.metadata;
+        this.logCacheBytes = b.logCacheBytes;
+        this.blockCacheBytes = b.blockCacheBytes;
+        this.uploadThresholdBytes = b.uploadThresholdBytes;
+        this.uploadInterval = b.uploadInterval;
+        this.streamObjectThresholdBytes = b.streamObjectThresholdBytes;
+        this.objectBlockSizeBytes = b.objectBlockSizeBytes;
+        this.maxBatchBytes = b.maxBatchBytes;
+        this.backpressureTimeout = b.backpressureTimeout;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** This node's id; unique among the nodes sharing one object store. */
+    public long nodeId() {
+        return nodeId;
+    }
+
+    /** Directory for the node's local files (the default WAL file and the default local object store). */
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    /** WAL URI, or empty to use the first WAL module on the class path that offers a default. */
+    public Optional<String> wal() {
+        return Optional.ofNullable(wal);
+    }
+
+    /** Object store URI ({@code file://…}, {@code mem://…}, {@code s3://…}, {@code azblob://…}). */
+    public String objectStore() {
+        return objectStore;
+    }
+
+    /** Metadata store URI, or empty for the manifest kept in the object store. */
+    public Optional<String> metadata() {
+        return Optional.ofNullable(metadata);
+    }
+
+    /** Memory budget of the log cache (recent appends, before and shortly after upload). */
+    public long logCacheBytes() {
+        return logCacheBytes;
+    }
+
+    /** Memory budget of the block cache (data blocks read from objects). */
+    public long blockCacheBytes() {
+        return blockCacheBytes;
+    }
+
+    /** Size of the log cache's active block at which it is uploaded. */
+    public long uploadThresholdBytes() {
+        return uploadThresholdBytes;
+    }
+
+    /** Age of the log cache's active block at which it is uploaded even if small. */
+    public Duration uploadInterval() {
+        return uploadInterval;
+    }
+
+    /** A stream with at least this many bytes in one upload gets its own stream object. */
+    public long streamObjectThresholdBytes() {
+        return streamObjectThresholdBytes;
+    }
+
+    /** Target size of a data block inside an object: the unit of ranged reads and of the block cache. */
+    public int objectBlockSizeBytes() {
+        return objectBlockSizeBytes;
+    }
+
+    /** Largest payload one {@link RecordBatch} may carry. */
+    public int maxBatchBytes() {
+        return maxBatchBytes;
+    }
+
+    /** How long an append waits for log-cache or WAL space before failing with {@link OverCapacityException}. */
+    public Duration backpressureTimeout() {
+        return backpressureTimeout;
+    }
+
+    @Override
+    public String toString() {
+        return "StorageConfig{nodeId=" + nodeId + ", dataDir=" + dataDir + ", wal=" + wal
+                + ", objectStore=" + objectStore + ", metadata=" + metadata
+                + ", logCacheBytes=" + logCacheBytes + ", blockCacheBytes=" + blockCacheBytes
+                + ", uploadThresholdBytes=" + uploadThresholdBytes + ", uploadInterval=" + uploadInterval
+                + ", streamObjectThresholdBytes=" + streamObjectThresholdBytes
+                + ", objectBlockSizeBytes=" + objectBlockSizeBytes + ", maxBatchBytes=" + maxBatchBytes
+                + ", backpressureTimeout=" + backpressureTimeout + '}';
+    }
+
+    /** Collects settings; {@link #build()} validates them. Only {@code nodeId} and {@code dataDir} are required. */
+    public static final class Builder {
+        private long nodeId = -1;
+        private Path dataDir;
+        private String wal;
+        private String objectStore;
+        private String metadata;
+        private long logCacheBytes = 256 * MIB;
+        private long blockCacheBytes = 128 * MIB;
+        private long uploadThresholdBytes = 32 * MIB;
+        private Duration uploadInterval = Duration.ofSeconds(10);
+        private long streamObjectThresholdBytes = 8 * MIB;
+        private int objectBlockSizeBytes = (int) (512 * 1024L);
+        private int maxBatchBytes = (int) (8 * MIB);
+        private Duration backpressureTimeout = Duration.ofSeconds(5);
+
+        private Builder() {
+        }
+
+        public Builder nodeId(long nodeId) {
+            this.nodeId = nodeId;
+            return this;
+        }
+
+        public Builder dataDir(Path dataDir) {
+            this.dataDir = dataDir;
+            return this;
+        }
+
+        public Builder wal(String uri) {
+            this.wal = uri;
+            return this;
+        }
+
+        public Builder objectStore(String uri) {
+            this.objectStore = uri;
+            return this;
+        }
+
+        public Builder metadata(String uri) {
+            this.metadata = uri;
+            return this;
+        }
+
+        public Builder logCacheBytes(long bytes) {
+            this.logCacheBytes = bytes;
+            return this;
+        }
+
+        public Builder blockCacheBytes(long bytes) {
+            this.blockCacheBytes = bytes;
+            return this;
+        }
+
+        public Builder uploadThresholdBytes(long bytes) {
+            this.uploadThresholdBytes = bytes;
+            return this;
+        }
+
+        public Builder uploadInterval(Duration interval) {
+            this.uploadInterval = interval;
+            return this;
+        }
+
+        public Builder streamObjectThresholdBytes(long bytes) {
+            this.streamObjectThresholdBytes = bytes;
+            return this;
+        }
+
+        public Builder objectBlockSizeBytes(int bytes) {
+            this.objectBlockSizeBytes = bytes;
+            return this;
+        }
+
+        public Builder maxBatchBytes(int bytes) {
+            this.maxBatchBytes = bytes;
+            return this;
+        }
+
+        public Builder backpressureTimeout(Duration timeout) {
+            this.backpressureTimeout = timeout;
+            return this;
+        }
+
+        /** Validates every setting and returns the immutable config. */
+        public StorageConfig build() {
+            require(nodeId >= 0, "nodeId", "must be set to a value >= 0", nodeId);
+            if (dataDir == null) {
+                throw new InvalidConfigException("StorageConfig.dataDir must be set: the directory for this node's local files");
+            }
+            if (wal != null) {
+                checkUri("wal", wal);
+            }
+            if (objectStore != null) {
+                checkUri("objectStore", objectStore);
+            }
+            if (metadata != null) {
+                checkUri("metadata", metadata);
+            }
+            require(logCacheBytes >= 4 * MIB, "logCacheBytes", "must be >= 4 MiB", logCacheBytes);
+            require(blockCacheBytes >= MIB, "blockCacheBytes", "must be >= 1 MiB", blockCacheBytes);
+            require(uploadThresholdBytes >= 64 * 1024 && uploadThresholdBytes <= logCacheBytes / 2,
+                    "uploadThresholdBytes", "must be >= 64 KiB and <= logCacheBytes / 2 (" + logCacheBytes / 2 + ")",
+                    uploadThresholdBytes);
+            Objects.requireNonNull(uploadInterval, "uploadInterval");
+            require(!uploadInterval.isNegative() && !uploadInterval.isZero(), "uploadInterval", "must be positive",
+                    uploadInterval);
+            require(streamObjectThresholdBytes >= 0, "streamObjectThresholdBytes", "must be >= 0",
+                    streamObjectThresholdBytes);
+            require(objectBlockSizeBytes >= 4096 && objectBlockSizeBytes <= 64 * MIB, "objectBlockSizeBytes",
+                    "must be between 4 KiB and 64 MiB", objectBlockSizeBytes);
+            require(maxBatchBytes >= 1 && maxBatchBytes <= uploadThresholdBytes, "maxBatchBytes",
+                    "must be >= 1 and <= uploadThresholdBytes (" + uploadThresholdBytes + ")", maxBatchBytes);
+            Objects.requireNonNull(backpressureTimeout, "backpressureTimeout");
+            require(!backpressureTimeout.isNegative(), "backpressureTimeout", "must not be negative",
+                    backpressureTimeout);
+            return new StorageConfig(this);
+        }
+
+        private static void require(boolean ok, String setting, String rule, Object value) {
+            if (!ok) {
+                throw new InvalidConfigException("StorageConfig." + setting + " " + rule + ", was " + value);
+            }
+        }
+
+        private static void checkUri(String setting, String value) {
+            try {
+                URI uri = new URI(value);
+                if (uri.getScheme() == null) {
+                    throw new InvalidConfigException("StorageConfig." + setting + " must be a URI with a scheme "
+                            + "(for example file:///var/lib/s3stream/objects), was '" + value + "'");
+                }
+            } catch (URISyntaxException e) {
+                throw new InvalidConfigException("StorageConfig." + setting + " is not a valid URI: " + e.getMessage(), e);
+            }
+        }
+    }
+}

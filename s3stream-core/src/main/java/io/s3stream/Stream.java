@@ -1,0 +1,59 @@
+package io.s3stream;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A handle on one append-only stream, opened for writing at one epoch by one {@link StreamStorage}.
+ *
+ * <p>Offsets count records. The readable range is {@code [startOffset(), confirmedOffset())}; appends are assigned
+ * offsets from {@code nextOffset()} on. Methods are thread-safe; appends from several threads are ordered by the
+ * order in which {@link #append} was called.
+ */
+public interface Stream {
+
+    long streamId();
+
+    /** The epoch this handle writes at; a handle opened with a higher epoch fences this one. */
+    long epoch();
+
+    /** First offset still readable; everything below was trimmed. */
+    long startOffset();
+
+    /** Every offset below this is durable and readable. */
+    long confirmedOffset();
+
+    /** The offset the next append will get. */
+    long nextOffset();
+
+    /**
+     * Appends a batch. The returned future completes once the batch is durable in the write-ahead log; futures of
+     * one stream complete in offset order. The payload is copied before this method returns.
+     *
+     * <p>Fails with {@link OverCapacityException} when the log cache or WAL stays full past the configured wait,
+     * {@link StreamFencedException} when a newer epoch owns the stream or an earlier append failed (the stream then
+     * refuses further appends so that it never has a hole), {@link StreamClosedException} after {@link #close()}.
+     */
+    CompletableFuture<AppendResult> append(RecordBatch batch);
+
+    /**
+     * Reads whole batches covering {@code startOffset}, in order, up to {@code endOffset} (exclusive) and about
+     * {@code maxBytes}: at least one batch is returned even when it is larger than {@code maxBytes}. Data comes
+     * from the log cache when recent, otherwise from objects. The caller must close the result.
+     *
+     * <p>Fails with {@link OffsetOutOfRangeException} when {@code startOffset} is outside
+     * {@code [startOffset(), confirmedOffset()]}; asking for exactly {@code confirmedOffset()} yields an empty result.
+     */
+    CompletableFuture<FetchResult> fetch(long startOffset, long endOffset, int maxBytes);
+
+    /** Makes everything below {@code newStartOffset} unreadable; the space is reclaimed later. */
+    CompletableFuture<Void> trim(long newStartOffset);
+
+    /**
+     * Waits for pending appends, uploads the stream's data still held by this node, and records the stream as closed
+     * so another node can open it at once. Idempotent.
+     */
+    CompletableFuture<Void> close();
+
+    /** Closes the stream and deletes it with all its data. */
+    CompletableFuture<Void> destroy();
+}

@@ -1,0 +1,87 @@
+package io.s3stream.spi;
+
+import io.s3stream.StreamOptions;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The manifest: streams, their epochs and offset ranges, the objects that hold their data, node registrations, and a
+ * small key-value space for the embedding system.
+ *
+ * <h2>Contract (checked for every implementation by {@code MetadataStoreContractTest})</h2>
+ * Every change is atomic and checked against the state it applies to:
+ * <ul>
+ *   <li><b>Node fencing.</b> {@link #registerNode} returns a node epoch higher than any before for that node id.
+ *       Calls that carry an older node epoch fail with {@link io.s3stream.NodeFencedException}.</li>
+ *   <li><b>Stream fencing.</b> {@link #openStream} needs an epoch at least the current one and a stream that no other
+ *       node holds open; it then records the new epoch and owner. Calls carrying an older stream epoch fail with
+ *       {@link io.s3stream.StreamFencedException}.</li>
+ *   <li><b>Continuity.</b> A {@link CommitRequest} without compacted inputs must continue each stream exactly: for
+ *       every stream, its ranges in the request, sorted, start at the stream's committed end offset and touch each
+ *       other. The stream's end offset then moves to the end of the last range. A violation fails the whole request
+ *       with {@link MetadataConflictException} and changes nothing.</li>
+ *   <li><b>Compaction.</b> A request with compacted inputs replaces them by its outputs in one step; the outputs
+ *       must cover exactly the live ranges of the inputs, and the inputs become {@link ObjectState#MARKED_FOR_DELETION}.</li>
+ *   <li><b>Object lifecycle.</b> Ids come from {@link #prepareObjects}; an id not committed before its time-to-live
+ *       expires is marked for deletion. Committed objects are returned by reads; objects whose data is entirely
+ *       trimmed or whose stream was deleted become marked for deletion.</li>
+ * </ul>
+ * Failures complete futures with the exceptions named above, {@link io.s3stream.StreamNotFoundException}, or
+ * {@link io.s3stream.StorageIOException} when the store behind the manifest fails past its retry budget; a failed
+ * call changed nothing.
+ */
+public interface MetadataStore extends AutoCloseable {
+
+    /** Registers a (re)started node and returns its new node epoch, fencing every older instance of that node. */
+    CompletableFuture<Long> registerNode(long nodeId);
+
+    /** Creates a stream opened by {@code nodeId} at epoch 0. */
+    CompletableFuture<StreamMetadata> createStream(long nodeId, long nodeEpoch, StreamOptions options);
+
+    /** Opens a stream for writing by {@code nodeId} at {@code epoch} (at least the current epoch). */
+    CompletableFuture<StreamMetadata> openStream(long streamId, long epoch, long nodeId, long nodeEpoch);
+
+    /** Marks a stream closed by its owner at {@code epoch}; it can then be opened elsewhere. */
+    CompletableFuture<StreamMetadata> closeStream(long streamId, long epoch, long nodeId, long nodeEpoch);
+
+    /** Moves a stream's start offset forward (never backward, never past its end offset). */
+    CompletableFuture<StreamMetadata> trimStream(long streamId, long epoch, long newStartOffset);
+
+    /** Deletes a stream; its objects become garbage. */
+    CompletableFuture<Void> deleteStream(long streamId, long epoch);
+
+    CompletableFuture<Optional<StreamMetadata>> getStream(long streamId);
+
+    /** Every stream not deleted, in id order. */
+    CompletableFuture<List<StreamMetadata>> listStreams();
+
+    /** Reserves {@code count} consecutive object ids and returns the first. */
+    CompletableFuture<Long> prepareObjects(int count, Duration timeToLive);
+
+    /** Commits uploaded objects (and, for compaction, retires their inputs) atomically. */
+    CompletableFuture<Void> commitObjects(CommitRequest request);
+
+    /**
+     * Committed objects holding data of {@code streamId} that overlaps {@code [startOffset, endOffset)}, ordered by
+     * the start of that stream's range in them, at most {@code limit}.
+     */
+    CompletableFuture<List<ObjectMetadata>> getObjects(long streamId, long startOffset, long endOffset, int limit);
+
+    /** Every object in the given states, in id order (for compaction, deletion and leak checks). */
+    CompletableFuture<List<ObjectMetadata>> listObjects(ObjectState... states);
+
+    /** Records that objects marked for deletion were deleted from the bucket. */
+    CompletableFuture<Void> objectsDeleted(List<Long> objectIds);
+
+    CompletableFuture<Optional<byte[]>> getKv(String key);
+
+    CompletableFuture<Void> putKv(String key, byte[] value);
+
+    CompletableFuture<Void> deleteKv(String key);
+
+    @Override
+    void close();
+}

@@ -1,0 +1,11 @@
+package io.s3stream.spi;
+
+/**
+ * An object's key and size as listed by an {@link ObjectStore}.
+ *
+ * @param key          full key, including any prefix the store adds
+ * @param sizeBytes    size
+ * @param lastModifiedMs last modification time in epoch milliseconds, or 0 where the store does not say
+ */
+public record ObjectInfo(String key, long sizeBytes, long lastModifiedMs) {
+}

@@ -1,0 +1,11 @@
+package io.s3stream.spi;
+
+/** Lifecycle of a stream in the manifest. */
+public enum StreamState {
+    /** Held open for writing by its owner node. */
+    OPENED,
+    /** Closed: every acknowledged batch is in committed objects; any node may open it. */
+    CLOSED,
+    /** Deleted; its objects are garbage. */
+    DELETED
+}

@@ -1,0 +1,16 @@
+/**
+ * s3stream core: the stream API ({@code io.s3stream}), the SPIs for WAL, object store and metadata backends
+ * ({@code io.s3stream.spi}), and the engine behind them.
+ */
+module io.s3stream.core {
+    requires transitive io.netty.buffer;
+    requires io.netty.common;
+    requires io.s3stream.cache;
+
+    exports io.s3stream;
+    exports io.s3stream.spi;
+
+    uses io.s3stream.spi.WriteAheadLogProvider;
+    uses io.s3stream.spi.ObjectStoreProvider;
+    uses io.s3stream.spi.MetadataStoreProvider;
+}
