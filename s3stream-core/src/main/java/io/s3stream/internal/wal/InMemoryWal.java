@@ -1,0 +1,300 @@
+package io.s3stream.internal.wal;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.s3stream.InvalidConfigException;
+import io.s3stream.OverCapacityException;
+import io.s3stream.StorageIOException;
+import io.s3stream.StreamClosedException;
+import io.s3stream.StreamFencedException;
+import io.s3stream.spi.WalAppendResult;
+import io.s3stream.spi.WalContext;
+import io.s3stream.spi.WriteAheadLog;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A write-ahead log kept in memory: the reference implementation of the {@link WriteAheadLog} contract and the WAL
+ * of unit tests. Not durable across processes.
+ *
+ * <p>Design note: the records live in a {@link Log} that is shared by name across the JVM ({@code mem://name}), so a
+ * test can abandon an engine (a simulated crash), open a new one on the same name and watch it recover. Each opened
+ * handle is one owner; a handle whose owner epoch was superseded is fenced. Completion is asynchronous, on one
+ * committer thread per handle, in position order, like a real group-committing WAL.
+ *
+ * <p>Positions count bytes as a real ring would: a record of {@code n} bytes occupies
+ * {@code RECORD_OVERHEAD_BYTES + n}, and {@link #capacityBytes()} bounds the bytes between the trim point and the
+ * write point. Fault hooks ({@link #failAppendsAfter}) let engine tests inject device errors.
+ */
+public final class InMemoryWal implements WriteAheadLog {
+    /** Bytes a record occupies beyond its payload, mimicking a real record header. */
+    public static final int RECORD_OVERHEAD_BYTES = 24;
+
+    private static final ConcurrentHashMap<String, Log> LOGS = new ConcurrentHashMap<>();
+
+    private final String name;
+    private final Log log;
+    private final WalContext context;
+    private final Thread committer;
+    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private boolean recovered;
+    private boolean closed;
+    private long ownerEpoch;
+    private RuntimeException fenceCause;
+    private long appendsUntilFailure = Long.MAX_VALUE;
+
+    private InMemoryWal(String name, Log log, WalContext context) {
+        this.name = name;
+        this.log = log;
+        this.context = context;
+        this.committer = Thread.ofPlatform().daemon().name("mem-wal-committer-" + name).unstarted(this::commitLoop);
+    }
+
+    /** Opens (creating if needed) the named log with the given capacity. */
+    public static InMemoryWal open(String name, long capacityBytes, WalContext context) {
+        if (capacityBytes < 64 * 1024) {
+            throw new InvalidConfigException("mem WAL capacity must be >= 64 KiB, was " + capacityBytes);
+        }
+        Log log = LOGS.computeIfAbsent(name, n -> new Log(capacityBytes));
+        if (log.capacityBytes != capacityBytes) {
+            throw new InvalidConfigException("mem WAL '" + name + "' exists with capacity " + log.capacityBytes
+                    + " bytes; it cannot be reopened with " + capacityBytes);
+        }
+        return new InMemoryWal(name, log, context);
+    }
+
+    /** Forgets a named log (test isolation). */
+    public static void clear(String name) {
+        LOGS.remove(name);
+    }
+
+    /** Makes every append after the next {@code appends} ones fail with an IO error that fences the WAL. */
+    public void failAppendsAfter(long appends) {
+        log.lock.lock();
+        try {
+            appendsUntilFailure = appends;
+        } finally {
+            log.lock.unlock();
+        }
+    }
+
+    @Override
+    public RecoveryResult recover(RecordHandler handler) {
+        List<Record> snapshot;
+        long next;
+        log.lock.lock();
+        try {
+            if (recovered) {
+                throw new IllegalStateException("recover() was already called on " + description());
+            }
+            if (log.ownerNodeId >= 0 && log.ownerNodeId != context.nodeId()) {
+                throw new InvalidConfigException(description() + " belongs to node " + log.ownerNodeId
+                        + ", not node " + context.nodeId());
+            }
+            if (context.nodeEpoch() < log.ownerEpoch) {
+                throw new StreamFencedException(description() + " is owned by node " + log.ownerNodeId
+                        + " at node epoch " + log.ownerEpoch + ", newer than " + context.nodeEpoch());
+            }
+            log.ownerNodeId = context.nodeId();
+            log.ownerEpoch = context.nodeEpoch();
+            ownerEpoch = context.nodeEpoch();
+            recovered = true;
+            snapshot = new ArrayList<>(log.records);
+            next = log.writePosition;
+        } finally {
+            log.lock.unlock();
+        }
+        long bytes = 0;
+        for (Record r : snapshot) {
+            bytes += r.data.length;
+            handler.onRecord(r.position, r.nextPosition(), Unpooled.wrappedBuffer(r.data.clone()));
+        }
+        committer.start();
+        return new RecoveryResult(snapshot.size(), bytes, next, false, "end of log");
+    }
+
+    @Override
+    public CompletableFuture<WalAppendResult> append(ByteBuf record) {
+        int size = record.readableBytes();
+        if (size > maxRecordBytes()) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("record of " + size
+                    + " bytes exceeds the largest record " + maxRecordBytes() + " of " + description()));
+        }
+        byte[] data = new byte[size];
+        record.getBytes(record.readerIndex(), data);
+        long need = RECORD_OVERHEAD_BYTES + (long) size;
+        long deadline = System.nanoTime() + context.backpressureTimeout().toNanos();
+        log.lock.lock();
+        try {
+            RuntimeException refusal = refusal();
+            if (refusal != null) {
+                return CompletableFuture.failedFuture(refusal);
+            }
+            if (appendsUntilFailure-- <= 0) {
+                fenceCause = new StorageIOException(description() + " failed a write: injected EIO (errno 5); "
+                        + "the WAL is fenced", null);
+                return CompletableFuture.failedFuture(fenceCause);
+            }
+            while (log.writePosition + need - log.trimPosition > log.capacityBytes) {
+                long waitNanos = deadline - System.nanoTime();
+                if (waitNanos <= 0) {
+                    return CompletableFuture.failedFuture(new OverCapacityException(description() + " is full ("
+                            + (log.writePosition - log.trimPosition) + " of " + log.capacityBytes
+                            + " bytes in use) and no trim freed space within "
+                            + Duration.ofNanos(context.backpressureTimeout().toNanos())));
+                }
+                log.spaceFreed.awaitNanos(waitNanos);
+                refusal = refusal();
+                if (refusal != null) {
+                    return CompletableFuture.failedFuture(refusal);
+                }
+            }
+            Record r = new Record(log.writePosition, data);
+            log.records.add(r);
+            log.writePosition += need;
+            Pending p = new Pending(new CompletableFuture<>(), new WalAppendResult(r.position, r.nextPosition()));
+            synchronized (pending) {
+                pending.add(p);
+                pending.notifyAll();
+            }
+            return p.future;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return CompletableFuture.failedFuture(new OverCapacityException("interrupted waiting for WAL space"));
+        } finally {
+            log.lock.unlock();
+        }
+    }
+
+    private RuntimeException refusal() {
+        if (!recovered) {
+            return new IllegalStateException("append before recover() on " + description());
+        }
+        if (closed) {
+            return new StreamClosedException(description() + " is closed");
+        }
+        if (fenceCause != null) {
+            return fenceCause;
+        }
+        if (log.ownerEpoch != ownerEpoch) {
+            return new StreamFencedException(description() + " was taken over by node epoch " + log.ownerEpoch
+                    + "; this handle (epoch " + ownerEpoch + ") is fenced");
+        }
+        return null;
+    }
+
+    private void commitLoop() {
+        List<Pending> batch = new ArrayList<>();
+        while (true) {
+            synchronized (pending) {
+                while (pending.isEmpty() && !closed) {
+                    try {
+                        pending.wait();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                if (pending.isEmpty()) {
+                    pending.notifyAll();
+                    return;
+                }
+                batch.addAll(pending);
+                pending.clear();
+            }
+            for (Pending p : batch) {
+                p.future.complete(p.result);
+            }
+            batch.clear();
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> trim(long walPosition) {
+        log.lock.lock();
+        try {
+            if (walPosition > log.trimPosition) {
+                long limit = Math.min(walPosition, log.writePosition);
+                while (!log.records.isEmpty() && log.records.peekFirst().position < limit) {
+                    log.records.pollFirst();
+                }
+                log.trimPosition = log.records.isEmpty() ? log.writePosition : log.records.peekFirst().position;
+                log.spaceFreed.signalAll();
+            }
+            return CompletableFuture.completedFuture(null);
+        } finally {
+            log.lock.unlock();
+        }
+    }
+
+    @Override
+    public long capacityBytes() {
+        return log.capacityBytes;
+    }
+
+    @Override
+    public int maxRecordBytes() {
+        return (int) Math.min(Integer.MAX_VALUE - 64, log.capacityBytes - RECORD_OVERHEAD_BYTES);
+    }
+
+    @Override
+    public String description() {
+        return "mem://" + name;
+    }
+
+    @Override
+    public void close() {
+        log.lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            log.spaceFreed.signalAll();
+        } finally {
+            log.lock.unlock();
+        }
+        synchronized (pending) {
+            pending.notifyAll();
+        }
+        if (committer.isAlive()) {
+            try {
+                committer.join(TimeUnit.SECONDS.toMillis(10));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private record Record(long position, byte[] data) {
+        long nextPosition() {
+            return position + RECORD_OVERHEAD_BYTES + data.length;
+        }
+    }
+
+    private record Pending(CompletableFuture<WalAppendResult> future, WalAppendResult result) {
+    }
+
+    /** The named, shared state: what a device would hold. */
+    private static final class Log {
+        final long capacityBytes;
+        final ReentrantLock lock = new ReentrantLock();
+        final Condition spaceFreed = lock.newCondition();
+        final ArrayDeque<Record> records = new ArrayDeque<>();
+        long writePosition;
+        long trimPosition;
+        long ownerNodeId = -1;
+        long ownerEpoch = -1;
+
+        Log(long capacityBytes) {
+            this.capacityBytes = capacityBytes;
+        }
+    }
+}

@@ -1,0 +1,35 @@
+package io.s3stream.internal.wal;
+
+import io.s3stream.internal.Sizes;
+import io.s3stream.spi.WalContext;
+import io.s3stream.spi.WriteAheadLog;
+import io.s3stream.spi.WriteAheadLogProvider;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * {@code mem://name?capacity=64MiB}: the in-memory WAL. Never chosen as a default, because it is not durable.
+ */
+public final class InMemoryWalProvider implements WriteAheadLogProvider {
+    private static final long DEFAULT_CAPACITY = 64L * 1024 * 1024;
+
+    @Override
+    public String scheme() {
+        return "mem";
+    }
+
+    @Override
+    public Optional<URI> defaultUri(Path dataDir) {
+        return Optional.empty();
+    }
+
+    @Override
+    public WriteAheadLog open(URI uri, WalContext context) {
+        String name = uri.getAuthority() == null ? "default" : uri.getAuthority();
+        long capacity = Sizes.queryParameter(uri, "capacity").map(v -> Sizes.parseBytes("capacity", v))
+                .orElse(DEFAULT_CAPACITY);
+        return InMemoryWal.open(name, capacity, context);
+    }
+}

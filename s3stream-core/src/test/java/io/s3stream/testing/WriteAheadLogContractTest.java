@@ -1,0 +1,414 @@
+package io.s3stream.testing;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.s3stream.InvalidConfigException;
+import io.s3stream.OverCapacityException;
+import io.s3stream.S3StreamException;
+import io.s3stream.StreamClosedException;
+import io.s3stream.StreamFencedException;
+import io.s3stream.spi.WalAppendResult;
+import io.s3stream.spi.WriteAheadLog;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
+
+/**
+ * The {@link WriteAheadLog} contract, run against every backend. A subclass provides a fresh log target per test
+ * ({@link #openWal}, reopening the same target on every call within one test) and may simulate a crash.
+ */
+public abstract class WriteAheadLogContractTest {
+    protected static final Duration SHORT_BACKPRESSURE = Duration.ofMillis(300);
+    private final List<WriteAheadLog> opened = new ArrayList<>();
+    private final long seed = System.nanoTime();
+    protected final Random random = new Random(seed);
+
+    /**
+     * Opens this test's log target as node {@code nodeId} at {@code nodeEpoch}. Every call within one test opens the
+     * same target; the first call creates it with {@link #capacityBytes()}.
+     */
+    protected abstract WriteAheadLog openWal(long nodeId, long nodeEpoch, Duration backpressureTimeout) throws Exception;
+
+    /** Capacity of the target the subclass creates; small enough to wrap around quickly. */
+    protected abstract long capacityBytes();
+
+    /** Abandons a log without closing it, as a crash would; by default simply forgets it. */
+    protected void crash(WriteAheadLog wal) throws Exception {
+        opened.remove(wal);
+    }
+
+    private WriteAheadLog open(long nodeId, long nodeEpoch) throws Exception {
+        return open(nodeId, nodeEpoch, Duration.ofSeconds(5));
+    }
+
+    private WriteAheadLog open(long nodeId, long nodeEpoch, Duration backpressure) throws Exception {
+        WriteAheadLog wal = openWal(nodeId, nodeEpoch, backpressure);
+        opened.add(wal);
+        return wal;
+    }
+
+    @AfterEach
+    void closeAll() {
+        for (WriteAheadLog wal : opened) {
+            wal.close();
+        }
+        opened.clear();
+    }
+
+    private String seedInfo() {
+        return " (seed " + seed + ")";
+    }
+
+    private static ByteBuf buffer(byte[] data) {
+        ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(data.length);
+        buf.writeBytes(data);
+        return buf;
+    }
+
+    private byte[] randomRecord(int maxSize) {
+        byte[] data = new byte[1 + random.nextInt(maxSize)];
+        random.nextBytes(data);
+        return data;
+    }
+
+    private WalAppendResult appendSync(WriteAheadLog wal, byte[] data) throws Exception {
+        ByteBuf buf = buffer(data);
+        try {
+            return wal.append(buf).get(30, TimeUnit.SECONDS);
+        } finally {
+            buf.release();
+        }
+    }
+
+    private static List<Recovered> recover(WriteAheadLog wal) {
+        List<Recovered> out = new ArrayList<>();
+        wal.recover((position, next, record) -> {
+            try {
+                byte[] bytes = new byte[record.readableBytes()];
+                record.getBytes(record.readerIndex(), bytes);
+                out.add(new Recovered(position, next, bytes));
+            } finally {
+                record.release();
+            }
+        });
+        return out;
+    }
+
+    private record Recovered(long position, long nextPosition, byte[] data) {
+    }
+
+    private static Throwable rootCause(Throwable t) {
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    @Test
+    void freshLogRecoversNothing() throws Exception {
+        WriteAheadLog wal = open(1, 1);
+        assertThat(recover(wal)).isEmpty();
+        assertThat(wal.capacityBytes()).isEqualTo(capacityBytes());
+        assertThat(wal.maxRecordBytes()).isPositive().isLessThanOrEqualTo((int) Math.min(Integer.MAX_VALUE, capacityBytes()));
+        assertThat(wal.description()).isNotBlank();
+    }
+
+    @Test
+    void appendedRecordsAreRecoveredInOrderByteForByte() throws Exception {
+        WriteAheadLog wal = open(1, 1);
+        recover(wal);
+        List<byte[]> written = new ArrayList<>();
+        List<WalAppendResult> results = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            byte[] data = randomRecord(4000);
+            written.add(data);
+            results.add(appendSync(wal, data));
+        }
+        for (int i = 1; i < results.size(); i++) {
+            assertThat(results.get(i).walPosition()).as("positions increase" + seedInfo())
+                    .isGreaterThan(results.get(i - 1).walPosition())
+                    .isGreaterThanOrEqualTo(results.get(i - 1).nextPosition());
+        }
+        wal.close();
+
+        WriteAheadLog reopened = open(1, 2);
+        List<Recovered> recovered = recover(reopened);
+        assertThat(recovered).hasSize(written.size());
+        for (int i = 0; i < written.size(); i++) {
+            assertThat(recovered.get(i).data()).as("record " + i + seedInfo()).isEqualTo(written.get(i));
+            assertThat(recovered.get(i).position()).isEqualTo(results.get(i).walPosition());
+            assertThat(recovered.get(i).nextPosition()).isEqualTo(results.get(i).nextPosition());
+        }
+    }
+
+    @Test
+    void recordsSurviveACrashWithoutClose() throws Exception {
+        WriteAheadLog wal = open(1, 1);
+        recover(wal);
+        List<byte[]> written = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            byte[] data = randomRecord(10_000);
+            written.add(data);
+            appendSync(wal, data);
+        }
+        crash(wal);
+        WriteAheadLog reopened = open(1, 2);
+        List<Recovered> recovered = recover(reopened);
+        assertThat(recovered).extracting(Recovered::data).containsExactlyElementsOf(written);
+    }
+
+    @Test
+    void concurrentAppendsCompleteInPositionOrder() throws Exception {
+        WriteAheadLog wal = open(1, 1);
+        recover(wal);
+        int threads = 8;
+        int perThread = 100;
+        List<String> violations = Collections.synchronizedList(new ArrayList<>());
+        List<Long> positions = Collections.synchronizedList(new ArrayList<>());
+        List<CompletableFuture<WalAppendResult>> all = Collections.synchronizedList(new ArrayList<>());
+        List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            long threadSeed = random.nextLong();
+            workers.add(Thread.ofPlatform().start(() -> {
+                Random r = new Random(threadSeed);
+                CompletableFuture<WalAppendResult> previous = null;
+                for (int i = 0; i < perThread; i++) {
+                    byte[] data = new byte[1 + r.nextInt(2000)];
+                    r.nextBytes(data);
+                    ByteBuf buf = buffer(data);
+                    CompletableFuture<WalAppendResult> f = wal.append(buf);
+                    CompletableFuture<WalAppendResult> before = previous;
+                    // A record appended later by the same thread has a higher position, so it must not complete
+                    // before the earlier one. The check is sound whenever the callback runs at completion time.
+                    f.whenComplete((res, err) -> {
+                        buf.release();
+                        if (res != null) {
+                            if (before != null && !before.isDone()) {
+                                violations.add("position " + res.walPosition() + " completed before an earlier record");
+                            }
+                        }
+                    });
+                    previous = f;
+                    all.add(f);
+                }
+            }));
+        }
+        for (Thread w : workers) {
+            w.join();
+        }
+        CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        assertThat(violations).as("completions are delivered in position order" + seedInfo()).isEmpty();
+        all.forEach(f -> positions.add(f.join().walPosition()));
+        assertThat(positions).hasSize(threads * perThread).doesNotHaveDuplicates();
+        wal.close();
+        List<Recovered> recovered = recover(open(1, 2));
+        assertThat(recovered).hasSize(threads * perThread);
+        List<Long> sorted = new ArrayList<>(positions);
+        Collections.sort(sorted);
+        assertThat(recovered).extracting(Recovered::position).containsExactlyElementsOf(sorted);
+    }
+
+    @Test
+    void trimmedRecordsAreNotRecovered() throws Exception {
+        WriteAheadLog wal = open(1, 1);
+        recover(wal);
+        List<WalAppendResult> results = new ArrayList<>();
+        List<byte[]> written = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            byte[] data = randomRecord(3000);
+            written.add(data);
+            results.add(appendSync(wal, data));
+        }
+        wal.trim(results.get(24).nextPosition()).get(10, TimeUnit.SECONDS);
+        wal.close();
+        List<Recovered> recovered = recover(open(1, 2));
+        assertThat(recovered).extracting(Recovered::data).containsExactlyElementsOf(written.subList(25, 40));
+    }
+
+    @Test
+    void fullLogAppliesBackPressureThenFailsAndTrimFreesSpace() throws Exception {
+        WriteAheadLog wal = open(1, 1, SHORT_BACKPRESSURE);
+        recover(wal);
+        int recordSize = (int) Math.min(wal.maxRecordBytes(), capacityBytes() / 16);
+        byte[] data = new byte[recordSize];
+        random.nextBytes(data);
+        List<WalAppendResult> results = new ArrayList<>();
+        Throwable refusal = null;
+        for (int i = 0; i < 64 && refusal == null; i++) {
+            ByteBuf buf = buffer(data);
+            try {
+                results.add(wal.append(buf).get(30, TimeUnit.SECONDS));
+            } catch (ExecutionException e) {
+                refusal = rootCause(e);
+            } finally {
+                buf.release();
+            }
+        }
+        assertThat(refusal).as("a full log refuses appends after the back-pressure wait")
+                .isInstanceOf(OverCapacityException.class);
+        assertThat(results.size()).isGreaterThanOrEqualTo(8);
+        wal.trim(results.get(results.size() / 2).nextPosition()).get(10, TimeUnit.SECONDS);
+        WalAppendResult after = appendSync(wal, data);
+        assertThat(after.walPosition()).isGreaterThan(results.getLast().walPosition());
+    }
+
+    @Test
+    void blockedAppendProceedsWhenATrimFreesSpace() throws Exception {
+        WriteAheadLog wal = open(1, 1, Duration.ofSeconds(20));
+        recover(wal);
+        int recordSize = (int) Math.min(wal.maxRecordBytes(), capacityBytes() / 8);
+        byte[] data = new byte[recordSize];
+        List<WalAppendResult> results = new ArrayList<>();
+        CompletableFuture<WalAppendResult> blocked = null;
+        ByteBuf blockedBuf = null;
+        for (int i = 0; i < 32; i++) {
+            ByteBuf buf = buffer(data);
+            CompletableFuture<CompletableFuture<WalAppendResult>> attempt =
+                    CompletableFuture.supplyAsync(() -> wal.append(buf));
+            try {
+                CompletableFuture<WalAppendResult> f = attempt.get(500, TimeUnit.MILLISECONDS);
+                WalAppendResult r = f.get(500, TimeUnit.MILLISECONDS);
+                results.add(r);
+                buf.release();
+            } catch (java.util.concurrent.TimeoutException e) {
+                blocked = attempt.thenCompose(f -> f);
+                blockedBuf = buf;
+                break;
+            }
+        }
+        assertThat(blocked).as("an append into a full log waits").isNotNull();
+        wal.trim(results.getLast().nextPosition()).get(10, TimeUnit.SECONDS);
+        assertThat(blocked.get(20, TimeUnit.SECONDS).walPosition()).isGreaterThan(results.getLast().walPosition());
+        blockedBuf.release();
+    }
+
+    @Test
+    void wrapsAroundManyTimesAndRecoversOnlyLiveRecords() throws Exception {
+        WriteAheadLog wal = open(1, 1);
+        recover(wal);
+        long total = 0;
+        List<WalAppendResult> live = new ArrayList<>();
+        List<byte[]> liveData = new ArrayList<>();
+        int maxSize = (int) Math.min(wal.maxRecordBytes(), capacityBytes() / 10);
+        while (total < capacityBytes() * 4) {
+            byte[] data = randomRecord(maxSize);
+            live.add(appendSync(wal, data));
+            liveData.add(data);
+            total += data.length;
+            if (live.size() > 4) {
+                int drop = live.size() - 3;
+                wal.trim(live.get(drop - 1).nextPosition()).get(10, TimeUnit.SECONDS);
+                live.subList(0, drop).clear();
+                liveData.subList(0, drop).clear();
+            }
+        }
+        crash(wal);
+        List<Recovered> recovered = recover(open(1, 2));
+        assertThat(recovered).extracting(Recovered::data).as(seedInfo()).containsExactlyElementsOf(liveData);
+        assertThat(recovered).extracting(Recovered::position)
+                .containsExactlyElementsOf(live.stream().map(WalAppendResult::walPosition).toList());
+    }
+
+    @Test
+    void appendsAfterRecoveryContinueAfterTheLastRecord() throws Exception {
+        WriteAheadLog wal = open(1, 1);
+        recover(wal);
+        WalAppendResult first = appendSync(wal, randomRecord(1000));
+        crash(wal);
+        WriteAheadLog second = open(1, 2);
+        WriteAheadLog.RecoveryResult result = second.recover((p, n, r) -> r.release());
+        assertThat(result.records()).isEqualTo(1);
+        assertThat(result.nextPosition()).isGreaterThanOrEqualTo(first.nextPosition());
+        byte[] more = randomRecord(1000);
+        WalAppendResult next = appendSync(second, more);
+        assertThat(next.walPosition()).isGreaterThanOrEqualTo(result.nextPosition());
+        second.close();
+        List<Recovered> recovered = recover(open(1, 3));
+        assertThat(recovered).hasSize(2);
+        assertThat(recovered.get(1).data()).isEqualTo(more);
+    }
+
+    @Test
+    void largestRecordIsAcceptedAndLargerIsRefused() throws Exception {
+        WriteAheadLog wal = open(1, 1);
+        recover(wal);
+        int max = Math.min(wal.maxRecordBytes(), 8 * 1024 * 1024);
+        byte[] big = new byte[max];
+        random.nextBytes(big);
+        appendSync(wal, big);
+        if (wal.maxRecordBytes() < 64 * 1024 * 1024) {
+            ByteBuf tooBig = PooledByteBufAllocator.DEFAULT.directBuffer(wal.maxRecordBytes() + 1);
+            tooBig.writerIndex(wal.maxRecordBytes() + 1);
+            try {
+                assertThatThrownBy(() -> wal.append(tooBig).get(10, TimeUnit.SECONDS))
+                        .hasRootCauseInstanceOf(IllegalArgumentException.class);
+            } finally {
+                tooBig.release();
+            }
+        }
+        wal.close();
+        List<Recovered> recovered = recover(open(1, 2));
+        assertThat(recovered).hasSize(1);
+        assertThat(Arrays.equals(recovered.getFirst().data(), big)).isTrue();
+    }
+
+    @Test
+    void olderNodeEpochIsFencedAndAnotherNodeIsRefused() throws Exception {
+        WriteAheadLog wal = open(1, 5);
+        recover(wal);
+        appendSync(wal, randomRecord(100));
+        wal.close();
+        WriteAheadLog newer = open(1, 6);
+        recover(newer);
+        newer.close();
+        try {
+            WriteAheadLog older = open(1, 4);
+            assertThatThrownBy(() -> recover(older)).isInstanceOf(StreamFencedException.class)
+                    .hasMessageContaining("6");
+        } catch (StreamFencedException e) {
+            assertThat(e).hasMessageContaining("6"); // a backend may refuse already when opening
+        }
+        try {
+            WriteAheadLog other = open(2, 100);
+            assertThatThrownBy(() -> recover(other)).isInstanceOf(InvalidConfigException.class)
+                    .hasMessageContaining("node 1");
+        } catch (InvalidConfigException e) {
+            assertThat(e).hasMessageContaining("node 1");
+        }
+    }
+
+    @Test
+    void appendAfterCloseFails() throws Exception {
+        WriteAheadLog wal = open(1, 1);
+        recover(wal);
+        wal.close();
+        wal.close();
+        ByteBuf buf = buffer(new byte[10]);
+        try {
+            Throwable t = null;
+            try {
+                wal.append(buf).get(10, TimeUnit.SECONDS);
+                fail("append after close must fail");
+            } catch (ExecutionException e) {
+                t = rootCause(e);
+            }
+            assertThat(t).isInstanceOfAny(StreamClosedException.class, S3StreamException.class);
+        } finally {
+            buf.release();
+        }
+    }
+}
