@@ -49,7 +49,6 @@ public final class InMemoryWal implements WriteAheadLog {
     private boolean closed;
     private long ownerEpoch;
     private RuntimeException fenceCause;
-    private long appendsUntilFailure = Long.MAX_VALUE;
 
     private InMemoryWal(String name, Log log, WalContext context) {
         this.name = name;
@@ -76,11 +75,18 @@ public final class InMemoryWal implements WriteAheadLog {
         LOGS.remove(name);
     }
 
-    /** Makes every append after the next {@code appends} ones fail with an IO error that fences the WAL. */
-    public void failAppendsAfter(long appends) {
+    /**
+     * Fault injection: after the next {@code appends} appends to the named log, the next append fails with an IO error
+     * that fences the handle, as a failing device would.
+     */
+    public static void failAppendsAfter(String name, long appends) {
+        Log log = LOGS.get(name);
+        if (log == null) {
+            throw new IllegalArgumentException("no mem WAL named " + name);
+        }
         log.lock.lock();
         try {
-            appendsUntilFailure = appends;
+            log.appendsUntilFailure = appends;
         } finally {
             log.lock.unlock();
         }
@@ -138,7 +144,8 @@ public final class InMemoryWal implements WriteAheadLog {
             if (refusal != null) {
                 return CompletableFuture.failedFuture(refusal);
             }
-            if (appendsUntilFailure-- <= 0) {
+            if (log.appendsUntilFailure-- <= 0) {
+                log.appendsUntilFailure = Long.MAX_VALUE;
                 fenceCause = new StorageIOException(description() + " failed a write: injected EIO (errno 5); "
                         + "the WAL is fenced", null);
                 return CompletableFuture.failedFuture(fenceCause);
@@ -292,6 +299,7 @@ public final class InMemoryWal implements WriteAheadLog {
         long trimPosition;
         long ownerNodeId = -1;
         long ownerEpoch = -1;
+        long appendsUntilFailure = Long.MAX_VALUE;
 
         Log(long capacityBytes) {
             this.capacityBytes = capacityBytes;

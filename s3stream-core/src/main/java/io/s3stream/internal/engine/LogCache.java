@@ -1,0 +1,368 @@
+package io.s3stream.internal.engine;
+
+import io.netty.buffer.ByteBuf;
+import io.s3stream.OverCapacityException;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Memory holding recently appended batches: all of them until they are uploaded, and uploaded ones for as long as the
+ * budget allows, so tail reads never touch the object store.
+ *
+ * <h2>Structure</h2>
+ * Batches enter the <em>active block</em>. The uploader {@linkplain #sealActive() seals} it (a new active block starts)
+ * and, once the block's objects are committed, {@linkplain #markUploaded marks it uploaded}. Only uploaded blocks can
+ * be evicted, oldest first; a sealed block is the unit of one upload and of one WAL trim. A per-stream index over the
+ * blocks answers reads with binary searches.
+ *
+ * <h2>Memory</h2>
+ * Every byte is reserved before the append is sent to the WAL ({@link #reserve}); when the budget is used up, uploaded
+ * blocks are evicted, and when none are left the caller waits for an upload to finish, up to a deadline, then gets an
+ * {@link OverCapacityException}. The cache therefore never exceeds its budget and never drops data that is not in an
+ * object yet.
+ *
+ * <h2>Concurrency</h2>
+ * One lock guards everything. Critical sections are short (an insert, a binary search plus reference-count increments);
+ * readers retain the buffers they return under the lock, so eviction can never free memory a reader holds.
+ */
+final class LogCache {
+    private final long capacityBytes;
+    private final Runnable pressureListener;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition spaceFreed = lock.newCondition();
+    private final ArrayDeque<Block> blocks = new ArrayDeque<>();
+    private final Map<Long, ArrayDeque<Run>> runsByStream = new HashMap<>();
+    private long usedBytes;
+    private long nextBlockId;
+    private Block active;
+
+    /**
+     * @param capacityBytes    the budget
+     * @param pressureListener called (outside the lock) when an append had to wait for space: the uploader should seal
+     *                         and upload the active block now
+     */
+    LogCache(long capacityBytes, Runnable pressureListener) {
+        this.capacityBytes = capacityBytes;
+        this.pressureListener = pressureListener;
+        this.active = new Block(nextBlockId++, System.nanoTime());
+        blocks.add(active);
+    }
+
+    /** Reserves {@code bytes}, evicting uploaded blocks or waiting for uploads up to {@code timeoutNanos}. */
+    void reserve(int bytes, long timeoutNanos) {
+        long deadline = System.nanoTime() + timeoutNanos;
+        boolean signalled = false;
+        lock.lock();
+        try {
+            while (usedBytes + bytes > capacityBytes) {
+                if (evictOldestUploaded()) {
+                    continue;
+                }
+                if (!signalled) {
+                    signalled = true;
+                    lock.unlock();
+                    try {
+                        pressureListener.run();
+                    } finally {
+                        lock.lock();
+                    }
+                    continue;
+                }
+                long wait = deadline - System.nanoTime();
+                if (wait <= 0) {
+                    throw new OverCapacityException("log cache full: " + usedBytes + " of " + capacityBytes
+                            + " bytes (StorageConfig.logCacheBytes) are held by " + pendingBlocks()
+                            + " block(s) waiting for upload, and none was uploaded within "
+                            + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms; the object store is not keeping up");
+                }
+                try {
+                    spaceFreed.awaitNanos(wait);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new OverCapacityException("interrupted while waiting for log cache space");
+                }
+            }
+            usedBytes += bytes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Gives back a reservation that will not be inserted (the append failed). */
+    void unreserve(int bytes) {
+        lock.lock();
+        try {
+            usedBytes -= bytes;
+            spaceFreed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Inserts a durable batch into the active block; its bytes were reserved. Takes the batch's record reference. */
+    void insert(CachedBatch batch) {
+        insertAndGetActiveBytes(batch);
+    }
+
+    /** {@link #insert}, returning the active block's size afterwards. */
+    long insertAndGetActiveBytes(CachedBatch batch) {
+        lock.lock();
+        try {
+            Run run = active.runs.get(batch.streamId);
+            if (run == null || run.epoch != batch.epoch || run.endOffset != batch.baseOffset) {
+                run = new Run(active, batch.streamId, batch.epoch, batch.baseOffset);
+                active.runs.computeIfAbsent(batch.streamId, k -> new ArrayList<>(1)).add(run);
+                runsByStream.computeIfAbsent(batch.streamId, k -> new ArrayDeque<>()).add(run);
+            }
+            run.batches.add(batch);
+            run.endOffset = batch.endOffset();
+            run.bytes += batch.sizeBytes();
+            active.sizeBytes += batch.sizeBytes();
+            active.walNextPosition = Math.max(active.walNextPosition, batch.walNextPosition);
+            return active.sizeBytes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Size of the active block in bytes. */
+    long activeBytes() {
+        lock.lock();
+        try {
+            return active.sizeBytes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Nanos since the active block received its first batch, or 0 when empty. */
+    long activeAgeNanos(long now) {
+        lock.lock();
+        try {
+            return active.sizeBytes == 0 ? 0 : now - active.createdNanos;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Seals the active block and starts a new one; returns null when the active block is empty. */
+    Block sealActive() {
+        lock.lock();
+        try {
+            if (active.sizeBytes == 0) {
+                active.createdNanos = System.nanoTime();
+                return null;
+            }
+            Block sealed = active;
+            sealed.sealed = true;
+            active = new Block(nextBlockId++, System.nanoTime());
+            blocks.add(active);
+            return sealed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Marks a sealed block's data as committed to objects: it may now be evicted. */
+    void markUploaded(Block block) {
+        lock.lock();
+        try {
+            block.uploaded = true;
+            spaceFreed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Batches of {@code streamId} from the one containing {@code startOffset} on, below {@code endOffset}, up to about
+     * {@code maxBytes} (at least one). Returns null when the cache does not hold {@code startOffset}. Every returned
+     * payload is retained for the caller.
+     */
+    List<CachedRead> read(long streamId, long startOffset, long endOffset, int maxBytes) {
+        lock.lock();
+        try {
+            ArrayDeque<Run> runs = runsByStream.get(streamId);
+            if (runs == null || runs.isEmpty()) {
+                return null;
+            }
+            List<CachedRead> out = null;
+            long bytes = 0;
+            long next = startOffset;
+            for (Run run : runs) {
+                if (run.endOffset <= next) {
+                    continue;
+                }
+                if (run.startOffset > next) {
+                    break; // a gap: the cache does not hold `next`
+                }
+                int i = run.indexOf(next);
+                for (; i < run.batches.size(); i++) {
+                    CachedBatch b = run.batches.get(i);
+                    if (b.baseOffset >= endOffset || (out != null && bytes >= maxBytes)) {
+                        return out;
+                    }
+                    if (out == null) {
+                        out = new ArrayList<>();
+                    }
+                    out.add(new CachedRead(b.baseOffset, b.count, b.retainedPayload()));
+                    bytes += b.payloadBytes();
+                    next = b.endOffset();
+                }
+            }
+            return out;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    long usedBytes() {
+        lock.lock();
+        try {
+            return usedBytes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    long capacityBytes() {
+        return capacityBytes;
+    }
+
+    /** Releases every buffer (engine shutdown). */
+    void releaseAll() {
+        lock.lock();
+        try {
+            for (Block block : blocks) {
+                for (List<Run> runs : block.runs.values()) {
+                    for (Run run : runs) {
+                        release(run);
+                    }
+                }
+                block.runs.clear();
+            }
+            blocks.clear();
+            runsByStream.clear();
+            usedBytes = 0;
+            active = new Block(nextBlockId++, System.nanoTime());
+            blocks.add(active);
+            spaceFreed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private int pendingBlocks() {
+        int n = 0;
+        for (Block b : blocks) {
+            if (!b.uploaded && b.sizeBytes > 0) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private boolean evictOldestUploaded() {
+        Block oldest = blocks.peekFirst();
+        if (oldest == null || !oldest.uploaded) {
+            return false;
+        }
+        blocks.pollFirst();
+        for (Map.Entry<Long, List<Run>> e : oldest.runs.entrySet()) {
+            ArrayDeque<Run> streamRuns = runsByStream.get(e.getKey());
+            for (Run run : e.getValue()) {
+                if (streamRuns != null) {
+                    streamRuns.remove(run); // the oldest block's runs are at the head: O(1) in practice
+                }
+                release(run);
+            }
+            if (streamRuns != null && streamRuns.isEmpty()) {
+                runsByStream.remove(e.getKey());
+            }
+        }
+        oldest.runs.clear();
+        spaceFreed.signalAll();
+        return true;
+    }
+
+    private void release(Run run) {
+        for (CachedBatch b : run.batches) {
+            usedBytes -= b.sizeBytes();
+            b.record.release();
+        }
+        run.batches.clear();
+    }
+
+    /** A payload handed to a reader; the reader releases {@code payload}. */
+    record CachedRead(long baseOffset, int count, ByteBuf payload) {
+    }
+
+    /** A contiguous run of one stream's batches inside one block. */
+    static final class Run {
+        final Block block;
+        final long streamId;
+        final long epoch;
+        final long startOffset;
+        long endOffset;
+        long bytes;
+        final ArrayList<CachedBatch> batches = new ArrayList<>();
+
+        Run(Block block, long streamId, long epoch, long startOffset) {
+            this.block = block;
+            this.streamId = streamId;
+            this.epoch = epoch;
+            this.startOffset = startOffset;
+            this.endOffset = startOffset;
+        }
+
+        /** Index of the batch containing {@code offset} (which lies in this run). */
+        int indexOf(long offset) {
+            int lo = 0;
+            int hi = batches.size() - 1;
+            while (lo < hi) {
+                int mid = (lo + hi + 1) >>> 1;
+                if (batches.get(mid).baseOffset <= offset) {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            return lo;
+        }
+    }
+
+    /** A unit of upload: the batches appended between two seals. */
+    static final class Block {
+        final long id;
+        long createdNanos;
+        /** Runs per stream, streams in id order; normally one run per stream. */
+        final TreeMap<Long, List<Run>> runs = new TreeMap<>();
+        long sizeBytes;
+        long walNextPosition = -1;
+        boolean sealed;
+        boolean uploaded;
+
+        Block(long id, long createdNanos) {
+            this.id = id;
+            this.createdNanos = createdNanos;
+        }
+
+        /** The runs of every stream in (stream id, offset) order; valid once the block is sealed. */
+        List<Run> runsInOrder() {
+            List<Run> out = new ArrayList<>();
+            for (List<Run> r : runs.values()) {
+                out.addAll(r);
+            }
+            return Collections.unmodifiableList(out);
+        }
+    }
+}

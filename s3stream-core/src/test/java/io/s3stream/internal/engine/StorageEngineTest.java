@@ -1,0 +1,315 @@
+package io.s3stream.internal.engine;
+
+import io.s3stream.AppendResult;
+import io.s3stream.FetchResult;
+import io.s3stream.OffsetOutOfRangeException;
+import io.s3stream.RecordBatch;
+import io.s3stream.StorageIOException;
+import io.s3stream.StorageMetrics;
+import io.s3stream.StoredBatch;
+import io.s3stream.Stream;
+import io.s3stream.StreamClosedException;
+import io.s3stream.StreamFencedException;
+import io.s3stream.StreamNotFoundException;
+import io.s3stream.StreamOptions;
+import io.s3stream.StreamStorage;
+import io.s3stream.testing.EngineFixture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class StorageEngineTest {
+    private final EngineFixture fixture = new EngineFixture();
+    private final long seed = System.nanoTime();
+    private final Random random = new Random(seed);
+
+    @AfterEach
+    void close() {
+        fixture.close();
+    }
+
+    /** What a stream should contain: base offset → payload. */
+    private final Map<Long, Map<Long, byte[]>> expected = new java.util.HashMap<>();
+
+    private byte[] payload(int size) {
+        byte[] b = new byte[size];
+        random.nextBytes(b);
+        return b;
+    }
+
+    private AppendResult append(Stream stream, int count, byte[] data) throws Exception {
+        AppendResult r = stream.append(RecordBatch.of(count, ByteBuffer.wrap(data))).get(10, TimeUnit.SECONDS);
+        expected.computeIfAbsent(stream.streamId(), k -> new TreeMap<>()).put(r.baseOffset(), data);
+        return r;
+    }
+
+    /** Reads [from, confirmed) in fetches of at most maxBytes and checks every batch against what was appended. */
+    private int readAllAndCheck(Stream stream, long from, int maxBytes) throws Exception {
+        Map<Long, byte[]> want = expected.getOrDefault(stream.streamId(), Map.of());
+        long next = from;
+        int batches = 0;
+        while (next < stream.confirmedOffset()) {
+            try (FetchResult result = stream.fetch(next, Long.MAX_VALUE, maxBytes).get(10, TimeUnit.SECONDS)) {
+                assertThat(result.batches()).as("fetch at " + next + " returns at least one batch (seed " + seed + ")")
+                        .isNotEmpty();
+                for (StoredBatch b : result.batches()) {
+                    if (batches == 0 && next == from) {
+                        assertThat(b.baseOffset()).isLessThanOrEqualTo(next);
+                        assertThat(b.endOffset()).isGreaterThan(next);
+                    } else {
+                        assertThat(b.baseOffset()).as("batches are contiguous").isEqualTo(next);
+                    }
+                    byte[] got = new byte[b.payload().remaining()];
+                    b.payload().duplicate().get(got);
+                    assertThat(got).as("payload at offset " + b.baseOffset() + " (seed " + seed + ")")
+                            .isEqualTo(want.get(b.baseOffset()));
+                    next = b.endOffset();
+                    batches++;
+                }
+            }
+        }
+        return batches;
+    }
+
+    @Test
+    void appendsAreAcknowledgedInOrderAndReadBackFromTheLogCache() throws Exception {
+        StreamStorage storage = fixture.open(1);
+        Stream stream = storage.createStream(StreamOptions.defaults()).get();
+        assertThat(stream.epoch()).isZero();
+        List<CompletableFuture<AppendResult>> futures = new ArrayList<>();
+        List<Long> completionOrder = java.util.Collections.synchronizedList(new ArrayList<>());
+        long offset = 0;
+        for (int i = 0; i < 300; i++) {
+            int count = 1 + random.nextInt(5);
+            byte[] data = payload(1 + random.nextInt(3000));
+            CompletableFuture<AppendResult> f = stream.append(RecordBatch.of(count, ByteBuffer.wrap(data)));
+            long base = offset;
+            expected.computeIfAbsent(stream.streamId(), k -> new TreeMap<>()).put(base, data);
+            f.thenAccept(r -> completionOrder.add(r.baseOffset()));
+            futures.add(f);
+            offset += count;
+        }
+        CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+        assertThat(futures.stream().map(f -> f.join().baseOffset()).toList())
+                .isEqualTo(new ArrayList<>(expected.get(stream.streamId()).keySet()));
+        assertThat(stream.confirmedOffset()).isEqualTo(offset);
+        assertThat(stream.nextOffset()).isEqualTo(offset);
+        assertThat(readAllAndCheck(stream, 0, 10_000)).isEqualTo(300);
+        assertThat(storage.metrics().appendedBatches()).isEqualTo(300);
+        try (FetchResult empty = stream.fetch(offset, offset + 10, 1000).get()) {
+            assertThat(empty.batches()).isEmpty();
+        }
+    }
+
+    @Test
+    void oldDataIsReadFromObjectsAfterUploadAndEviction() throws Exception {
+        StreamStorage storage = fixture.open(1);
+        List<Stream> streams = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            streams.add(storage.createStream(StreamOptions.defaults()).get());
+        }
+        // 24 MiB through an 8 MiB log cache: most of it must come back from objects.
+        for (int i = 0; i < 1200; i++) {
+            Stream s = streams.get(i % 3 == 2 ? 2 : random.nextInt(2)); // stream 2 is large enough for stream objects
+            append(s, 1 + random.nextInt(10), payload(10_000 + random.nextInt(20_000)));
+        }
+        StorageMetrics before = storage.metrics();
+        assertThat(before.uploadedObjects()).isPositive();
+        for (Stream s : streams) {
+            readAllAndCheck(s, 0, 100_000);
+            readAllAndCheck(s, s.confirmedOffset() / 2, 1);
+        }
+        StorageMetrics after = storage.metrics();
+        assertThat(after.objectStoreRequests().get("GET")).isPositive();
+        assertThat(after.blockCacheMisses()).isPositive();
+        assertThat(after.logCacheBytes()).isLessThanOrEqualTo(8L * 1024 * 1024);
+    }
+
+    @Test
+    void everyAcknowledgedAppendSurvivesACrash() throws Exception {
+        StreamStorage storage = fixture.open(1, b -> b.uploadThresholdBytes(512 * 1024));
+        Stream a = storage.createStream(StreamOptions.defaults()).get();
+        Stream b = storage.createStream(StreamOptions.builder().startOffset(1000).build()).get();
+        for (int i = 0; i < 400; i++) {
+            append(i % 2 == 0 ? a : b, 1 + random.nextInt(3), payload(1 + random.nextInt(8000)));
+        }
+        long aEnd = a.confirmedOffset();
+        long bEnd = b.confirmedOffset();
+        fixture.crash(storage);
+
+        StreamStorage restarted = fixture.open(1);
+        Stream a2 = restarted.openStream(a.streamId(), 1).get();
+        Stream b2 = restarted.openStream(b.streamId(), 1).get();
+        assertThat(a2.confirmedOffset()).isEqualTo(aEnd);
+        assertThat(b2.nextOffset()).isEqualTo(bEnd);
+        assertThat(b2.startOffset()).isEqualTo(1000);
+        readAllAndCheck(a2, 0, 50_000);
+        readAllAndCheck(b2, 1000, 50_000);
+        AppendResult more = append(a2, 1, payload(100));
+        assertThat(more.baseOffset()).isEqualTo(aEnd);
+        readAllAndCheck(a2, 0, 1 << 20);
+    }
+
+    @Test
+    void aStreamClosedOnOneNodeOpensOnAnotherWithEverything() throws Exception {
+        StreamStorage one = fixture.open(1);
+        Stream s = one.createStream(StreamOptions.defaults()).get();
+        for (int i = 0; i < 50; i++) {
+            append(s, 2, payload(5000));
+        }
+        StreamStorage two = fixture.open(2);
+        assertThatThrownBy(() -> two.openStream(s.streamId(), 1).get())
+                .hasCauseInstanceOf(StreamFencedException.class).hasMessageContaining("node 1");
+        s.close().get(10, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> s.append(RecordBatch.of(1, ByteBuffer.allocate(1))).get())
+                .hasCauseInstanceOf(StreamClosedException.class);
+        Stream moved = two.openStream(s.streamId(), 1).get();
+        assertThat(moved.confirmedOffset()).isEqualTo(100);
+        readAllAndCheck(moved, 0, 20_000);
+        assertThat(append(moved, 1, payload(10)).baseOffset()).isEqualTo(100);
+    }
+
+    @Test
+    void openingWithAHigherEpochFencesTheOlderHandle() throws Exception {
+        StreamStorage storage = fixture.open(1);
+        Stream old = storage.createStream(StreamOptions.defaults()).get();
+        append(old, 3, payload(100));
+        Stream newer = storage.openStream(old.streamId(), 5).get();
+        assertThat(newer.epoch()).isEqualTo(5);
+        assertThatThrownBy(() -> old.append(RecordBatch.of(1, ByteBuffer.allocate(4))).get())
+                .hasCauseInstanceOf(StreamFencedException.class).hasMessageContaining("epoch 5");
+        assertThatThrownBy(() -> storage.openStream(old.streamId(), 4).get())
+                .hasCauseInstanceOf(StreamFencedException.class);
+        assertThat(append(newer, 1, payload(10)).baseOffset()).isEqualTo(3);
+        readAllAndCheck(newer, 0, 1000);
+    }
+
+    @Test
+    void trimMakesOldOffsetsUnreadable() throws Exception {
+        StreamStorage storage = fixture.open(1);
+        Stream s = storage.createStream(StreamOptions.defaults()).get();
+        for (int i = 0; i < 20; i++) {
+            append(s, 5, payload(100));
+        }
+        s.trim(50).get();
+        assertThat(s.startOffset()).isEqualTo(50);
+        assertThatThrownBy(() -> s.fetch(49, 100, 1000).get()).hasCauseInstanceOf(OffsetOutOfRangeException.class);
+        readAllAndCheck(s, 50, 1000);
+        assertThatThrownBy(() -> s.trim(101).get()).hasCauseInstanceOf(OffsetOutOfRangeException.class);
+        assertThatThrownBy(() -> s.fetch(101, 200, 10).get()).hasCauseInstanceOf(OffsetOutOfRangeException.class);
+    }
+
+    @Test
+    void destroyRemovesTheStream() throws Exception {
+        StreamStorage storage = fixture.open(1);
+        Stream s = storage.createStream(StreamOptions.defaults()).get();
+        append(s, 1, payload(10));
+        s.destroy().get(10, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> storage.openStream(s.streamId(), 1).get())
+                .hasCauseInstanceOf(StreamNotFoundException.class);
+    }
+
+    @Test
+    void oversizedBatchIsRefusedWithoutFencing() throws Exception {
+        StreamStorage storage = fixture.open(1);
+        Stream s = storage.createStream(StreamOptions.defaults()).get();
+        assertThatThrownBy(() -> s.append(RecordBatch.of(1, ByteBuffer.allocate(256 * 1024 + 1))).get())
+                .hasCauseInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxBatchBytes");
+        assertThat(append(s, 1, payload(10)).baseOffset()).isZero();
+    }
+
+    @Test
+    void aWalFailureFencesAppendsButKeepsAcknowledgedData() throws Exception {
+        StreamStorage storage = fixture.open(1);
+        Stream s = storage.createStream(StreamOptions.defaults()).get();
+        for (int i = 0; i < 10; i++) {
+            append(s, 1, payload(1000));
+        }
+        fixture.failWalAfter(1, 0);
+        ExecutionException failed = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                () -> s.append(RecordBatch.of(1, ByteBuffer.wrap(payload(10)))).get(10, TimeUnit.SECONDS));
+        assertThat(failed.getCause()).isInstanceOf(StorageIOException.class).hasMessageContaining("EIO");
+        assertThatThrownBy(() -> s.append(RecordBatch.of(1, ByteBuffer.allocate(1))).get())
+                .hasCauseInstanceOf(StorageIOException.class);
+        readAllAndCheck(s, 0, 100_000);
+        storage.close(); // uploads what was acknowledged
+
+        StreamStorage restarted = fixture.open(1);
+        Stream again = restarted.openStream(s.streamId(), 1).get();
+        assertThat(again.confirmedOffset()).isEqualTo(10);
+        readAllAndCheck(again, 0, 3000);
+    }
+
+    @Test
+    void concurrentAppendersOnManyStreamsKeepPerStreamOrder() throws Exception {
+        StreamStorage storage = fixture.open(1, b -> b.uploadThresholdBytes(256 * 1024));
+        int streams = 8;
+        List<Stream> handles = new ArrayList<>();
+        for (int i = 0; i < streams; i++) {
+            handles.add(storage.createStream(StreamOptions.defaults()).get());
+        }
+        Map<Long, Map<Long, byte[]>> written = new java.util.concurrent.ConcurrentHashMap<>();
+        List<Thread> threads = new ArrayList<>();
+        List<Throwable> errors = java.util.Collections.synchronizedList(new ArrayList<>());
+        for (int t = 0; t < 4; t++) {
+            long threadSeed = random.nextLong();
+            threads.add(Thread.ofPlatform().start(() -> {
+                Random r = new Random(threadSeed);
+                try {
+                    List<CompletableFuture<Void>> pending = new ArrayList<>();
+                    for (int i = 0; i < 500; i++) {
+                        Stream s = handles.get(r.nextInt(streams));
+                        byte[] data = new byte[1 + r.nextInt(2000)];
+                        r.nextBytes(data);
+                        pending.add(s.append(RecordBatch.of(1, ByteBuffer.wrap(data))).thenAccept(res ->
+                                written.computeIfAbsent(s.streamId(), k -> new java.util.concurrent.ConcurrentSkipListMap<>())
+                                        .put(res.baseOffset(), data)));
+                    }
+                    CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+                } catch (Throwable e) {
+                    errors.add(e);
+                }
+            }));
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        assertThat(errors).isEmpty();
+        expected.putAll(written);
+        long total = 0;
+        for (Stream s : handles) {
+            Map<Long, byte[]> w = written.getOrDefault(s.streamId(), Map.of());
+            assertThat(s.confirmedOffset()).isEqualTo(w.size());
+            total += readAllAndCheck(s, 0, 64 * 1024);
+        }
+        assertThat(total).isEqualTo(2000);
+    }
+
+    @Test
+    void closeUploadsEverythingSoARestartNeedsNoWal() throws Exception {
+        StreamStorage storage = fixture.open(1, b -> b.uploadInterval(Duration.ofMinutes(10)));
+        Stream s = storage.createStream(StreamOptions.defaults()).get();
+        for (int i = 0; i < 30; i++) {
+            append(s, 1, payload(3000));
+        }
+        storage.close();
+        // A different node (own empty WAL) sees all data: it was uploaded and the stream closed.
+        StreamStorage other = fixture.open(2);
+        Stream moved = other.openStream(s.streamId(), 1).get();
+        assertThat(moved.confirmedOffset()).isEqualTo(30);
+        readAllAndCheck(moved, 0, 5000);
+    }
+}
