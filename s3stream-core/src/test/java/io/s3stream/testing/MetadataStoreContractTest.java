@@ -201,6 +201,7 @@ public abstract class MetadataStoreContractTest {
 
     // ------------------------------------------------------------------------------------------------ nodes
 
+    /** Node registration and node-epoch fencing. */
     @Nested
     class Nodes {
 
@@ -248,6 +249,7 @@ public abstract class MetadataStoreContractTest {
 
     // ------------------------------------------------------------------------------------------------ streams
 
+    /** Stream creation, opening, closing and listing, with stream fencing. */
     @Nested
     class Streams {
 
@@ -366,6 +368,7 @@ public abstract class MetadataStoreContractTest {
 
     // ------------------------------------------------------------------------------------------------ trim and delete
 
+    /** Trims and deletions, and the objects they kill. */
     @Nested
     class TrimAndDelete {
 
@@ -506,6 +509,7 @@ public abstract class MetadataStoreContractTest {
 
     // ------------------------------------------------------------------------------------------------ prepare and commit
 
+    /** Object id reservation and expiry, and the checks and atomicity of uploads. */
     @Nested
     class PrepareAndCommit {
 
@@ -743,6 +747,7 @@ public abstract class MetadataStoreContractTest {
 
     // ------------------------------------------------------------------------------------------------ compaction
 
+    /** Compaction commits: replacement, containment and coverage. */
     @Nested
     class Compaction {
         long s1;
@@ -922,6 +927,7 @@ public abstract class MetadataStoreContractTest {
 
     // ------------------------------------------------------------------------------------------------ reads
 
+    /** getObjects, listObjects and objectsDeleted. */
     @Nested
     class Reads {
         long s;
@@ -1011,6 +1017,7 @@ public abstract class MetadataStoreContractTest {
 
     // ------------------------------------------------------------------------------------------------ key-value and futures
 
+    /** The key-value space, and failures reported through futures. */
     @Nested
     class KeyValueAndFutures {
 
@@ -1049,6 +1056,7 @@ public abstract class MetadataStoreContractTest {
 
     // ------------------------------------------------------------------------------------------------ concurrency
 
+    /** Parallel callers see the same outcome as a serial run. */
     @Nested
     class Concurrency {
 
