@@ -15,4 +15,5 @@ module io.s3stream.core {
     uses io.s3stream.spi.MetadataStoreProvider;
 
     provides io.s3stream.spi.WriteAheadLogProvider with io.s3stream.internal.wal.InMemoryWalProvider;
+    provides io.s3stream.spi.MetadataStoreProvider with io.s3stream.internal.metadata.InMemoryMetadataStoreProvider;
 }

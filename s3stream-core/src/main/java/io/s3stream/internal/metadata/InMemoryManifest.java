@@ -1,0 +1,634 @@
+package io.s3stream.internal.metadata;
+
+import io.s3stream.NodeFencedException;
+import io.s3stream.StreamFencedException;
+import io.s3stream.StreamNotFoundException;
+import io.s3stream.StreamOptions;
+import io.s3stream.spi.CommitRequest;
+import io.s3stream.spi.MetadataConflictException;
+import io.s3stream.spi.ObjectMetadata;
+import io.s3stream.spi.ObjectState;
+import io.s3stream.spi.ObjectType;
+import io.s3stream.spi.StreamMetadata;
+import io.s3stream.spi.StreamRange;
+import io.s3stream.spi.StreamState;
+
+import java.time.DateTimeException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.PriorityQueue;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The state and the rules of the in-memory manifest: synchronous methods that either apply one whole change or throw
+ * and change nothing. {@link InMemoryMetadataStore} turns them into futures; several store handles may share one
+ * manifest (see {@link InMemoryMetadataStoreProvider}).
+ *
+ * <h2>Concurrency</h2>
+ * Every public method holds this object's monitor for its whole duration, so each call is one atomic step against
+ * one consistent state. Metadata calls are a cold path next to appends; one lock keeps the rules easy to check.
+ *
+ * <h2>Atomicity</h2>
+ * Each mutating method first validates everything against the current state and only then mutates. No validation
+ * happens after the first mutation, so a thrown exception always means "nothing changed". The one exception is the
+ * lazy expiry of prepared object ids ({@link #expirePrepared()}), which runs at the start of every call: it is
+ * driven by time, not by the call, and would have happened at the deadline in a store with a background timer.
+ *
+ * <h2>Indexes</h2>
+ * Each stream keeps a {@link TreeMap} from range start offset to the committed object holding that range, holding
+ * only <em>live</em> ranges (not wholly below the stream's start offset, stream not deleted). Live ranges of one
+ * stream never overlap: uploads only extend past the end offset and compaction outputs lie inside the inputs they
+ * replace. So a lookup is one {@code floorKey} plus an in-order walk, and a trim visits only the ranges it kills.
+ * Each object counts its live ranges; it is marked for deletion when the count reaches zero.
+ */
+final class InMemoryManifest {
+
+    /** Type reported for object ids that were never committed: the SPI record has no "unknown" type. */
+    static final ObjectType UNCOMMITTED_TYPE = ObjectType.STREAM_SET;
+
+    private final InstantSource clock;
+    private final Map<Long, Long> nodeEpochs = new HashMap<>();
+    private final TreeMap<Long, StreamEntry> streams = new TreeMap<>();
+    private final TreeMap<Long, ObjectEntry> objects = new TreeMap<>();
+    private final PriorityQueue<ObjectEntry> preparedByDeadline =
+            new PriorityQueue<>(Comparator.comparing((ObjectEntry e) -> e.deadline).thenComparingLong(e -> e.objectId));
+    private final TreeMap<String, byte[]> kv = new TreeMap<>();
+    private long nextStreamId;
+    private long nextObjectId;
+
+    InMemoryManifest(InstantSource clock) {
+        this.clock = Objects.requireNonNull(clock, "clock");
+    }
+
+    // ---------------------------------------------------------------------------------------------- nodes
+
+    synchronized long registerNode(long nodeId) {
+        expirePrepared();
+        if (nodeId < 0) {
+            throw new IllegalArgumentException("node id must be >= 0, was " + nodeId);
+        }
+        return nodeEpochs.merge(nodeId, 1L, Long::sum);
+    }
+
+    private void checkNode(long nodeId, long nodeEpoch) {
+        Long current = nodeEpochs.get(nodeId);
+        if (current == null) {
+            throw new MetadataConflictException("node " + nodeId + " is not registered; call registerNode first");
+        }
+        if (nodeEpoch < current) {
+            throw new NodeFencedException("node " + nodeId + " at node epoch " + nodeEpoch
+                    + " is fenced: a newer instance registered with node epoch " + current);
+        }
+        if (nodeEpoch > current) {
+            throw new MetadataConflictException("node " + nodeId + " has node epoch " + current + "; node epoch "
+                    + nodeEpoch + " was never issued");
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- streams
+
+    synchronized StreamMetadata createStream(long nodeId, long nodeEpoch, StreamOptions options) {
+        expirePrepared();
+        Objects.requireNonNull(options, "options");
+        checkNode(nodeId, nodeEpoch);
+        StreamEntry s = new StreamEntry(nextStreamId++, options.startOffset(), options.tags());
+        s.state = StreamState.OPENED;
+        s.ownerNodeId = nodeId;
+        streams.put(s.streamId, s);
+        return s.toMetadata();
+    }
+
+    synchronized StreamMetadata openStream(long streamId, long epoch, long nodeId, long nodeEpoch) {
+        expirePrepared();
+        checkNode(nodeId, nodeEpoch);
+        StreamEntry s = liveStream(streamId);
+        if (epoch < s.epoch) {
+            throw new StreamFencedException("stream " + streamId + " is at epoch " + s.epoch + "; opening at epoch "
+                    + epoch + " is fenced");
+        }
+        if (s.state == StreamState.OPENED && s.ownerNodeId != nodeId) {
+            throw new StreamFencedException("stream " + streamId + " is held open by node " + s.ownerNodeId
+                    + " at epoch " + s.epoch + "; node " + s.ownerNodeId + " must close it before node " + nodeId
+                    + " can open it");
+        }
+        s.epoch = epoch;
+        s.state = StreamState.OPENED;
+        s.ownerNodeId = nodeId;
+        return s.toMetadata();
+    }
+
+    synchronized StreamMetadata closeStream(long streamId, long epoch, long nodeId, long nodeEpoch) {
+        expirePrepared();
+        checkNode(nodeId, nodeEpoch);
+        StreamEntry s = liveStream(streamId);
+        checkCurrentEpoch(s, epoch, "close");
+        if (s.state == StreamState.CLOSED) {
+            return s.toMetadata(); // idempotent: a retried close after a lost reply must not fail
+        }
+        if (s.ownerNodeId != nodeId) {
+            throw new StreamFencedException("stream " + streamId + " is held open by node " + s.ownerNodeId
+                    + " at epoch " + s.epoch + ", not by node " + nodeId + "; only its owner can close it");
+        }
+        s.state = StreamState.CLOSED;
+        s.ownerNodeId = -1;
+        return s.toMetadata();
+    }
+
+    synchronized StreamMetadata trimStream(long streamId, long epoch, long newStartOffset) {
+        expirePrepared();
+        StreamEntry s = liveStream(streamId);
+        checkCurrentEpoch(s, epoch, "trim");
+        if (newStartOffset <= s.startOffset) {
+            return s.toMetadata(); // moving backwards (or nowhere) is a no-op
+        }
+        s.startOffset = newStartOffset;
+        // Live ranges are disjoint and sorted, so the ones wholly below the new start are a prefix of the index.
+        List<IndexedRange> dead = new ArrayList<>();
+        for (IndexedRange r : s.index.headMap(newStartOffset, false).values()) {
+            if (r.range.endOffset() <= newStartOffset) {
+                dead.add(r);
+            }
+        }
+        for (IndexedRange r : dead) {
+            s.index.remove(r.range.startOffset());
+            loseLiveRange(objects.get(r.objectId));
+        }
+        return s.toMetadata();
+    }
+
+    synchronized void deleteStream(long streamId, long epoch) {
+        expirePrepared();
+        StreamEntry s = liveStream(streamId);
+        if (epoch < s.epoch) {
+            throw new StreamFencedException("stream " + streamId + " is at epoch " + s.epoch + "; deleting at epoch "
+                    + epoch + " is fenced");
+        }
+        s.epoch = epoch;
+        s.state = StreamState.DELETED;
+        s.ownerNodeId = -1;
+        for (IndexedRange r : s.index.values()) {
+            loseLiveRange(objects.get(r.objectId));
+        }
+        s.index.clear();
+    }
+
+    synchronized Optional<StreamMetadata> getStream(long streamId) {
+        expirePrepared();
+        StreamEntry s = streams.get(streamId);
+        return s == null ? Optional.empty() : Optional.of(s.toMetadata());
+    }
+
+    synchronized List<StreamMetadata> listStreams() {
+        expirePrepared();
+        List<StreamMetadata> result = new ArrayList<>();
+        for (StreamEntry s : streams.values()) {
+            if (s.state != StreamState.DELETED) {
+                result.add(s.toMetadata());
+            }
+        }
+        return result;
+    }
+
+    private StreamEntry liveStream(long streamId) {
+        StreamEntry s = streams.get(streamId);
+        if (s == null) {
+            throw new StreamNotFoundException("stream " + streamId + " does not exist");
+        }
+        if (s.state == StreamState.DELETED) {
+            throw new StreamNotFoundException("stream " + streamId + " was deleted");
+        }
+        return s;
+    }
+
+    private static void checkCurrentEpoch(StreamEntry s, long epoch, String action) {
+        if (epoch < s.epoch) {
+            throw new StreamFencedException("stream " + s.streamId + " is at epoch " + s.epoch + "; " + action
+                    + " at epoch " + epoch + " is fenced");
+        }
+        if (epoch > s.epoch) {
+            throw new MetadataConflictException("stream " + s.streamId + " is at epoch " + s.epoch
+                    + "; it was never opened at epoch " + epoch + " (" + action + ")");
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- objects
+
+    synchronized long prepareObjects(int count, Duration timeToLive) {
+        expirePrepared();
+        if (count < 1) {
+            throw new IllegalArgumentException("count must be >= 1, was " + count);
+        }
+        Objects.requireNonNull(timeToLive, "timeToLive");
+        if (timeToLive.isNegative() || timeToLive.isZero()) {
+            throw new IllegalArgumentException("timeToLive must be positive, was " + timeToLive);
+        }
+        Instant deadline;
+        try {
+            deadline = clock.instant().plus(timeToLive);
+        } catch (DateTimeException | ArithmeticException e) {
+            deadline = Instant.MAX;
+        }
+        long first = nextObjectId;
+        nextObjectId += count;
+        for (long id = first; id < first + count; id++) {
+            ObjectEntry e = new ObjectEntry(id, deadline);
+            objects.put(id, e);
+            preparedByDeadline.add(e);
+        }
+        return first;
+    }
+
+    /** Marks every prepared id whose deadline has passed; entries committed meanwhile are simply dropped. */
+    private void expirePrepared() {
+        Instant now = clock.instant();
+        while (!preparedByDeadline.isEmpty() && !now.isBefore(preparedByDeadline.peek().deadline)) {
+            ObjectEntry e = preparedByDeadline.poll();
+            if (e.state == ObjectState.PREPARED) {
+                e.state = ObjectState.MARKED_FOR_DELETION;
+                e.expired = true;
+            }
+        }
+    }
+
+    synchronized void commitObjects(CommitRequest request) {
+        expirePrepared();
+        Objects.requireNonNull(request, "request");
+        checkNode(request.nodeId(), request.nodeEpoch());
+        boolean compaction = !request.compactedObjectIds().isEmpty();
+
+        // 1. Validate: every check happens before the first mutation.
+        Set<Long> outputIds = new HashSet<>();
+        int streamSetObjects = 0;
+        Map<Long, List<StreamRange>> outputsByStream = new TreeMap<>();
+        for (CommitRequest.NewObject o : request.objects()) {
+            Objects.requireNonNull(o, "object");
+            if (!outputIds.add(o.objectId())) {
+                throw new MetadataConflictException("object " + o.objectId() + " appears twice in one commit");
+            }
+            checkPrepared(o.objectId());
+            checkShape(o);
+            if (o.type() == ObjectType.STREAM_SET) {
+                streamSetObjects++;
+            }
+            for (StreamRange r : o.ranges()) {
+                outputsByStream.computeIfAbsent(r.streamId(), k -> new ArrayList<>()).add(r);
+            }
+        }
+        for (List<StreamRange> ranges : outputsByStream.values()) {
+            ranges.sort(Comparator.comparingLong(StreamRange::startOffset));
+        }
+        Map<Long, Long> newEndOffsets = new HashMap<>();
+        List<ObjectEntry> inputs = new ArrayList<>();
+        if (compaction) {
+            validateCompaction(request, outputsByStream, inputs);
+        } else {
+            if (streamSetObjects > 1) {
+                throw new MetadataConflictException("an upload commits at most one stream set object, this one has "
+                        + streamSetObjects);
+            }
+            validateUpload(outputsByStream, newEndOffsets);
+        }
+
+        // 2. Apply.
+        for (ObjectEntry input : inputs) {
+            retire(input);
+        }
+        long nowMs = clock.millis();
+        for (CommitRequest.NewObject o : request.objects()) {
+            ObjectEntry e = objects.get(o.objectId());
+            e.type = o.type();
+            e.sizeBytes = o.sizeBytes();
+            e.ranges = o.ranges();
+            e.nodeId = request.nodeId();
+            e.committedAtMs = nowMs;
+            e.state = ObjectState.COMMITTED;
+            for (StreamRange r : o.ranges()) {
+                StreamEntry s = streams.get(r.streamId());
+                if (s.state != StreamState.DELETED && r.endOffset() > s.startOffset) {
+                    s.index.put(r.startOffset(), new IndexedRange(e.objectId, r));
+                    e.liveRanges++;
+                }
+            }
+            if (e.liveRanges == 0) {
+                e.state = ObjectState.MARKED_FOR_DELETION;
+            }
+        }
+        newEndOffsets.forEach((streamId, end) -> streams.get(streamId).endOffset = end);
+    }
+
+    private void checkPrepared(long objectId) {
+        ObjectEntry e = objects.get(objectId);
+        if (e == null) {
+            throw new MetadataConflictException("object " + objectId + " was never prepared");
+        }
+        switch (e.state) {
+            case PREPARED -> {
+            }
+            case COMMITTED -> throw new MetadataConflictException("object " + objectId + " is already committed");
+            case MARKED_FOR_DELETION -> throw new MetadataConflictException(e.expired
+                    ? "object " + objectId + " expired at " + e.deadline + " before it was committed"
+                    : "object " + objectId + " is already committed and marked for deletion");
+            case DELETED -> throw new MetadataConflictException("object " + objectId + " is deleted");
+        }
+    }
+
+    private static void checkShape(CommitRequest.NewObject o) {
+        Objects.requireNonNull(o.type(), "type");
+        if (o.sizeBytes() < 0) {
+            throw new MetadataConflictException("object " + o.objectId() + " has negative size " + o.sizeBytes());
+        }
+        if (o.ranges().isEmpty()) {
+            throw new MetadataConflictException("object " + o.objectId() + " holds no stream range");
+        }
+        if (o.type() == ObjectType.STREAM && o.ranges().size() != 1) {
+            throw new MetadataConflictException("stream object " + o.objectId() + " must hold exactly one range, has "
+                    + o.ranges().size());
+        }
+        StreamRange previous = null;
+        for (StreamRange r : o.ranges()) {
+            Objects.requireNonNull(r, "range");
+            if (previous != null && r.streamId() <= previous.streamId()) {
+                throw new MetadataConflictException("object " + o.objectId() + " must hold at most one range per"
+                        + " stream, sorted by stream id: " + previous + " is followed by " + r);
+            }
+            previous = r;
+        }
+    }
+
+    private void validateUpload(Map<Long, List<StreamRange>> byStream, Map<Long, Long> newEndOffsets) {
+        for (Map.Entry<Long, List<StreamRange>> entry : byStream.entrySet()) {
+            long streamId = entry.getKey();
+            StreamEntry s = streams.get(streamId);
+            if (s == null) {
+                throw new StreamNotFoundException("stream " + streamId + " does not exist");
+            }
+            if (s.state == StreamState.DELETED) {
+                continue; // deleted meanwhile: the data is accepted as garbage and dies on arrival
+            }
+            long expected = s.endOffset;
+            for (StreamRange r : entry.getValue()) {
+                if (r.epoch() < s.epoch) {
+                    throw new StreamFencedException("stream " + streamId + " is at epoch " + s.epoch
+                            + "; data written at epoch " + r.epoch() + " is fenced: " + r);
+                }
+                if (r.epoch() > s.epoch) {
+                    throw new MetadataConflictException("stream " + streamId + " is at epoch " + s.epoch
+                            + "; it was never opened at epoch " + r.epoch() + ": " + r);
+                }
+                if (r.startOffset() != expected) {
+                    throw new MetadataConflictException("stream " + streamId + " must continue at offset " + expected
+                            + " but the commit has " + r + " ("
+                            + (r.startOffset() > expected ? "gap" : "overlap") + ")");
+                }
+                expected = r.endOffset();
+            }
+            newEndOffsets.put(streamId, expected);
+        }
+    }
+
+    private void validateCompaction(CommitRequest request, Map<Long, List<StreamRange>> outputsByStream,
+                                    List<ObjectEntry> inputs) {
+        Set<Long> inputIds = new HashSet<>();
+        Map<Long, List<StreamRange>> inputsByStream = new TreeMap<>();
+        for (Long id : request.compactedObjectIds()) {
+            Objects.requireNonNull(id, "compacted object id");
+            if (!inputIds.add(id)) {
+                throw new MetadataConflictException("compacted object " + id + " appears twice in one commit");
+            }
+            ObjectEntry e = objects.get(id);
+            if (e == null || e.state != ObjectState.COMMITTED) {
+                throw new MetadataConflictException("compacted object " + id + " is "
+                        + (e == null ? "unknown" : e.state) + ", not COMMITTED");
+            }
+            inputs.add(e);
+            for (StreamRange r : e.ranges) {
+                inputsByStream.computeIfAbsent(r.streamId(), k -> new ArrayList<>()).add(r);
+            }
+        }
+        Set<Long> streamIds = new TreeSet<>(inputsByStream.keySet());
+        streamIds.addAll(outputsByStream.keySet());
+        for (long streamId : streamIds) {
+            List<long[]> in = union(inputsByStream.getOrDefault(streamId, List.of()));
+            List<StreamRange> outs = outputsByStream.getOrDefault(streamId, List.of());
+            StreamRange previous = null;
+            for (StreamRange r : outs) {
+                if (previous != null && r.startOffset() < previous.endOffset()) {
+                    throw new MetadataConflictException("compaction outputs overlap: " + previous + " and " + r);
+                }
+                previous = r;
+                if (!contains(in, r.startOffset(), r.endOffset())) {
+                    throw new MetadataConflictException("compaction output " + r
+                            + " holds data that is not in the compacted objects");
+                }
+            }
+            StreamEntry s = streams.get(streamId);
+            if (s == null || s.state == StreamState.DELETED) {
+                continue; // nothing of a deleted stream must survive
+            }
+            List<long[]> out = union(outs);
+            for (long[] interval : in) {
+                long start = Math.max(interval[0], s.startOffset);
+                if (start < interval[1] && !contains(out, start, interval[1])) {
+                    throw new MetadataConflictException("compaction outputs do not cover live data [" + start + ", "
+                            + interval[1] + ") of stream " + streamId + " held by the compacted objects");
+                }
+            }
+        }
+    }
+
+    /** Sorted, merged intervals {@code [start, end)} covering the given ranges; touching ranges merge. */
+    private static List<long[]> union(List<StreamRange> ranges) {
+        List<StreamRange> sorted = new ArrayList<>(ranges);
+        sorted.sort(Comparator.comparingLong(StreamRange::startOffset));
+        List<long[]> result = new ArrayList<>();
+        for (StreamRange r : sorted) {
+            long[] last = result.isEmpty() ? null : result.getLast();
+            if (last != null && r.startOffset() <= last[1]) {
+                last[1] = Math.max(last[1], r.endOffset());
+            } else {
+                result.add(new long[] {r.startOffset(), r.endOffset()});
+            }
+        }
+        return result;
+    }
+
+    /** Whether one of the merged intervals contains {@code [start, end)}. */
+    private static boolean contains(List<long[]> merged, long start, long end) {
+        for (long[] interval : merged) {
+            if (interval[0] <= start && end <= interval[1]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Takes a compaction input out of every index and marks it. */
+    private void retire(ObjectEntry e) {
+        for (StreamRange r : e.ranges) {
+            StreamEntry s = streams.get(r.streamId());
+            IndexedRange indexed = s.index.get(r.startOffset());
+            if (indexed != null && indexed.objectId == e.objectId) {
+                s.index.remove(r.startOffset());
+            }
+        }
+        e.liveRanges = 0;
+        e.state = ObjectState.MARKED_FOR_DELETION;
+    }
+
+    private static void loseLiveRange(ObjectEntry e) {
+        if (--e.liveRanges == 0 && e.state == ObjectState.COMMITTED) {
+            e.state = ObjectState.MARKED_FOR_DELETION;
+        }
+    }
+
+    synchronized List<ObjectMetadata> getObjects(long streamId, long startOffset, long endOffset, int limit) {
+        expirePrepared();
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be >= 1, was " + limit);
+        }
+        List<ObjectMetadata> result = new ArrayList<>();
+        StreamEntry s = streams.get(streamId);
+        if (s == null || startOffset >= endOffset) {
+            return result;
+        }
+        Long from = s.index.floorKey(startOffset);
+        if (from == null || s.index.get(from).range.endOffset() <= startOffset) {
+            from = startOffset;
+        }
+        for (IndexedRange r : s.index.subMap(from, true, endOffset, false).values()) {
+            if (result.size() == limit) {
+                break;
+            }
+            result.add(objects.get(r.objectId).toMetadata());
+        }
+        return result;
+    }
+
+    synchronized List<ObjectMetadata> listObjects(ObjectState... states) {
+        expirePrepared();
+        Objects.requireNonNull(states, "states");
+        Set<ObjectState> wanted = states.length == 0 ? EnumSet.allOf(ObjectState.class) : EnumSet.noneOf(ObjectState.class);
+        for (ObjectState state : states) {
+            wanted.add(Objects.requireNonNull(state, "state"));
+        }
+        List<ObjectMetadata> result = new ArrayList<>();
+        for (ObjectEntry e : objects.values()) {
+            if (wanted.contains(e.state)) {
+                result.add(e.toMetadata());
+            }
+        }
+        return result;
+    }
+
+    synchronized void objectsDeleted(List<Long> objectIds) {
+        expirePrepared();
+        Objects.requireNonNull(objectIds, "objectIds");
+        List<ObjectEntry> entries = new ArrayList<>(objectIds.size());
+        for (Long id : objectIds) {
+            Objects.requireNonNull(id, "object id");
+            ObjectEntry e = objects.get(id);
+            if (e == null) {
+                throw new MetadataConflictException("object " + id + " is unknown");
+            }
+            if (e.state != ObjectState.MARKED_FOR_DELETION && e.state != ObjectState.DELETED) {
+                throw new MetadataConflictException("object " + id + " is " + e.state
+                        + ", not MARKED_FOR_DELETION; it must not be deleted from the bucket");
+            }
+            entries.add(e);
+        }
+        for (ObjectEntry e : entries) {
+            e.state = ObjectState.DELETED;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- key-value
+
+    synchronized Optional<byte[]> getKv(String key) {
+        expirePrepared();
+        Objects.requireNonNull(key, "key");
+        byte[] value = kv.get(key);
+        return value == null ? Optional.empty() : Optional.of(value.clone());
+    }
+
+    synchronized void putKv(String key, byte[] value) {
+        expirePrepared();
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(value, "value");
+        kv.put(key, value.clone());
+    }
+
+    synchronized void deleteKv(String key) {
+        expirePrepared();
+        Objects.requireNonNull(key, "key");
+        kv.remove(key);
+    }
+
+    // ---------------------------------------------------------------------------------------------- entries
+
+    /** Mutable state of one stream; guarded by the manifest's monitor. */
+    private static final class StreamEntry {
+        final long streamId;
+        final Map<String, String> tags;
+        final TreeMap<Long, IndexedRange> index = new TreeMap<>();
+        long epoch;
+        long startOffset;
+        long endOffset;
+        StreamState state;
+        long ownerNodeId;
+
+        StreamEntry(long streamId, long startOffset, Map<String, String> tags) {
+            this.streamId = streamId;
+            this.startOffset = startOffset;
+            this.endOffset = startOffset;
+            this.tags = tags;
+        }
+
+        StreamMetadata toMetadata() {
+            return new StreamMetadata(streamId, epoch, startOffset, endOffset, state, ownerNodeId, tags);
+        }
+    }
+
+    /** A live range of a stream and the committed object holding it. */
+    private record IndexedRange(long objectId, StreamRange range) {
+    }
+
+    /** Mutable state of one object id; guarded by the manifest's monitor. */
+    private static final class ObjectEntry {
+        final long objectId;
+        final Instant deadline;
+        ObjectType type = UNCOMMITTED_TYPE;
+        long sizeBytes;
+        List<StreamRange> ranges = List.of();
+        long nodeId = -1;
+        long committedAtMs = -1;
+        ObjectState state = ObjectState.PREPARED;
+        boolean expired;
+        int liveRanges;
+
+        ObjectEntry(long objectId, Instant deadline) {
+            this.objectId = objectId;
+            this.deadline = deadline;
+        }
+
+        ObjectMetadata toMetadata() {
+            return new ObjectMetadata(objectId, type, sizeBytes, ranges, nodeId, committedAtMs, state);
+        }
+
+        @Override
+        public String toString() {
+            return "object " + objectId + " " + state + " " + ranges;
+        }
+    }
+}
