@@ -47,7 +47,11 @@ public interface MetadataStore extends AutoCloseable {
     /** Marks a stream closed by its owner at {@code epoch}; it can then be opened elsewhere. */
     CompletableFuture<StreamMetadata> closeStream(long streamId, long epoch, long nodeId, long nodeEpoch);
 
-    /** Moves a stream's start offset forward (never backward, never past its end offset). */
+    /**
+     * Moves a stream's start offset forward; moving it backward is a no-op. The start offset may pass the committed end
+     * offset, because the owner may trim data it still holds in its log cache; ranges committed later that lie wholly
+     * below the start are dead on arrival. The owner must not trim past its stream's next offset.
+     */
     CompletableFuture<StreamMetadata> trimStream(long streamId, long epoch, long newStartOffset);
 
     /** Deletes a stream; its objects become garbage. */
