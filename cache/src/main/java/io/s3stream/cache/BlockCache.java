@@ -40,11 +40,15 @@ import java.util.function.Function;
  * (Catching {@code IllegalReferenceCountException} instead is unsafe with pooled buffers, whose objects are
  * recycled; see {@code CachedBlock}.)
  * <p>The budget counts the cache's own references. {@link Stats#bytesHeld()} never exceeds the capacity once
- * maintenance has run ({@link #cleanUp()}). Transiently, between a block's insertion and the maintenance that
- * follows on the same thread, the memory referenced by the cache may exceed the capacity by at most the
- * blocks being inserted concurrently: one block per inserting thread, each no larger than the capacity. Blocks
- * larger than the capacity and empty blocks are never cached (they are still returned to the callers that
- * loaded them).
+ * maintenance has run ({@link #cleanUp()}), and evicted blocks are released during that maintenance, not
+ * later on a pool. Transiently the memory referenced by the cache exceeds the capacity by the blocks inserted
+ * but not yet processed by maintenance. Single-threaded that is the one block being put, until {@code put}
+ * returns. With several writers, a writer that finds another thread running maintenance leaves its insertion
+ * to that thread, which keeps draining until no work is left; the excess is then the blocks inserted during
+ * that pass (typically one per writing thread, each at most the capacity), and in the worst case is bounded
+ * by Caffeine's write buffer, when full of which writers stop and do the maintenance themselves. Blocks larger
+ * than the capacity and empty blocks are never cached (they are still returned to the callers that loaded
+ * them).
  *
  * <h2>Failure</h2>
  * A loader that throws, returns {@code null} or completes exceptionally (or with {@code null}) fails every

@@ -10,9 +10,10 @@ import java.util.Objects;
  * <p>Design note: a reader finds a {@code CachedBlock} in the map without any lock, so by the time it calls
  * {@link #retainedDuplicate()} the block may already have been evicted. Retaining the {@link ByteBuf}
  * blindly and catching {@code IllegalReferenceCountException} is not safe with Netty's pooled and adaptive
- * allocators: their {@code ByteBuf} objects are recycled, so the instance whose count reached zero may already
- * describe a different allocation with a count of one, and the retain would succeed on someone else's memory
- * (an ABA problem). Instead, every lease and the one release of the cache's reference run under this object's
+ * allocators: their {@code ByteBuf} objects are recycled (immediately, on Netty threads such as event loops that
+ * complete object-store reads), so the instance whose count reached zero may already describe a different
+ * allocation with a count of one, and the retain would succeed on someone else's memory (an ABA problem;
+ * {@code CachedBlockTest} shows it happening). Instead, every lease and the one release of the cache's reference run under this object's
  * monitor, and a released block never leases again. The critical section is one atomic increment of the
  * buffer's count; the release itself (which may return memory to the pool) runs outside it. If profiling
  * shows contention on a hot block, a lock-free pin count is the alternative to measure.
