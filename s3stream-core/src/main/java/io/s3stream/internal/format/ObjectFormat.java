@@ -49,15 +49,19 @@ import io.s3stream.CorruptDataException;
  *  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  *  |                       streamId (int64)                        |  0
  *  +                                                               +
+ *  |                                                               |
  *  +---------------------------------------------------------------+
  *  |                      startOffset (int64)                      |  8
  *  +                                                               +
+ *  |                                                               |
  *  +---------------------------------------------------------------+
  *  |                endOffset (int64, exclusive)                   | 16
  *  +                                                               +
+ *  |                                                               |
  *  +---------------------------------------------------------------+
  *  |                position of the block (int64)                  | 24
  *  +                                                               +
+ *  |                                                               |
  *  +---------------------------------------------------------------+
  *  |       recordCount (int32) = endOffset - startOffset           | 32
  *  +---------------------------------------------------------------+
@@ -68,13 +72,15 @@ import io.s3stream.CorruptDataException;
  * <h2>Footer</h2>
  * The last {@value #FOOTER_SIZE} bytes of the object. The last 12 bytes ({@code version}, {@code magic}) keep
  * their place in every future version, so a reader can tell "not an object", "newer format" and "corrupt" apart
- * before it interprets the rest.
+ * before it interprets the rest. A reader checks, in this order: magic, version, footer CRC, flags, then that the
+ * index fills exactly the space between the data region and the footer.
  * <pre>
  *   0                   1                   2                   3
  *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
  *  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  *  |                   indexPosition (int64)                       |  0
  *  +                                                               +
+ *  |                                                               |
  *  +---------------------------------------------------------------+
  *  |                    indexLength (int32)                        |  8
  *  +---------------------------------------------------------------+
@@ -88,6 +94,7 @@ import io.s3stream.CorruptDataException;
  *  +---------------------------------------------------------------+
  *  |                 magic (int64) = "S3STREAM"                    | 28
  *  +                                                               +
+ *  |                                                               |
  *  +---------------------------------------------------------------+
  * </pre>
  *
@@ -148,7 +155,10 @@ public final class ObjectFormat {
     public static final int FOOTER_MAGIC_OFFSET = 28;
     public static final int FOOTER_SIZE = 36;
 
-    /** Largest object {@link ObjectBuilder} produces: one {@code ByteBuf}. */
+    /**
+     * Largest object {@link ObjectBuilder} produces, since it returns one {@code ByteBuf}. The format itself keeps
+     * positions in int64 so a later writer may stream larger objects; block sizes stay int32.
+     */
     public static final long MAX_OBJECT_SIZE = Integer.MAX_VALUE;
 
     private ObjectFormat() {
