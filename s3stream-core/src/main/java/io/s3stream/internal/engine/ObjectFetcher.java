@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.s3stream.cache.BlockCache;
 import io.s3stream.cache.BlockKey;
 import io.s3stream.internal.format.DataBlock;
+import io.s3stream.internal.format.DecodedBatch;
 import io.s3stream.internal.format.IndexEntry;
 import io.s3stream.internal.format.ObjectFooter;
 import io.s3stream.internal.format.ObjectFormat;
@@ -64,7 +65,7 @@ final class ObjectFetcher {
                     long bytes = 0;
                     for (int i = 0; i < entries.size(); i++) {
                         ByteBuf block = blocks.get(i).join();
-                        for (DataBlock.DecodedBatch b : DataBlock.decode(block, entries.get(i), object.key())) {
+                        for (DecodedBatch b : DataBlock.decode(block, entries.get(i), object.key())) {
                             if (b.baseOffset() + b.count() <= startOffset) {
                                 continue;
                             }
