@@ -13,4 +13,8 @@ module io.s3stream.core {
     uses io.s3stream.spi.WriteAheadLogProvider;
     uses io.s3stream.spi.ObjectStoreProvider;
     uses io.s3stream.spi.MetadataStoreProvider;
+
+    provides io.s3stream.spi.ObjectStoreProvider with
+            io.s3stream.internal.store.FileObjectStoreProvider,
+            io.s3stream.internal.store.MemObjectStoreProvider;
 }
