@@ -205,6 +205,37 @@ public abstract class ObjectStoreContractTest {
         assertThat(await(store.head("replaced")).orElseThrow().sizeBytes()).isEqualTo(300);
     }
 
+    @Test
+    void readersDuringAnOverwriteSeeTheOldOrTheNewBytesNeverAMix() throws Exception {
+        int size = 256 * 1024;
+        byte[] a = new byte[size];
+        byte[] b = new byte[size];
+        Arrays.fill(a, (byte) 'A');
+        Arrays.fill(b, (byte) 'B');
+        put("flip", a);
+        try (ExecutorService pool = Executors.newFixedThreadPool(3)) {
+            Future<?> writer = pool.submit(() -> {
+                for (int i = 0; i < 40; i++) {
+                    put("flip", i % 2 == 0 ? b : a);
+                }
+            });
+            List<Future<?>> readers = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                readers.add(pool.submit(() -> {
+                    while (!writer.isDone()) {
+                        byte[] seen = getBytes("flip");
+                        assertThat(seen).hasSize(size);
+                        assertThat(Arrays.equals(seen, a) || Arrays.equals(seen, b)).as("torn read").isTrue();
+                    }
+                }));
+            }
+            writer.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            for (Future<?> reader : readers) {
+                reader.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     // --------------------------------------------------------------------------------------------------------------
     // putIfAbsent
 

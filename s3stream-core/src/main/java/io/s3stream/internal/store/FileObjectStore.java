@@ -78,8 +78,11 @@ public final class FileObjectStore implements ObjectStore {
     private static final int MAX_SEGMENT_BYTES = 255;
     private static final int MAX_KEY_BYTES = 1024;
     private static final char[] HEX = "0123456789ABCDEF".toCharArray();
-    /** A write into a directory that a concurrent delete just removed is retried this many times. */
-    private static final int DIRECTORY_RACE_ATTEMPTS = 5;
+    /**
+     * A write into a directory that a concurrent delete just removed (because it was empty) is retried this many
+     * times; each retry needs a delete to slip in between creating the directory and the file in it.
+     */
+    private static final int DIRECTORY_RACE_ATTEMPTS = 100;
 
     private final Path root;
     private final String description;
@@ -521,12 +524,12 @@ public final class FileObjectStore implements ObjectStore {
      */
     private Path writeTemp(String key, Path dir, boolean createParents, ContentWriter writer) throws IOException {
         for (int attempt = 1; ; attempt++) {
-            if (createParents) {
-                ensureDirectory(key, dir);
-            }
             Path temp = dir.resolve(TEMP_PREFIX + UUID.randomUUID());
             FileChannel channel;
             try {
+                if (createParents) {
+                    ensureDirectory(key, dir);
+                }
                 channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
             } catch (NoSuchFileException e) {
                 if (createParents && attempt < DIRECTORY_RACE_ATTEMPTS) {

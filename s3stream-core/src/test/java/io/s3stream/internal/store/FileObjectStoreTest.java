@@ -14,9 +14,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
@@ -199,6 +204,28 @@ class FileObjectStoreTest extends ObjectStoreContractTest {
         assertThat(Files.exists(root.resolve("e/keep"))).isTrue();
         put("e/f", bytes(2)); // the former prefix is free for an object again
         assertThat(listKeys("e/")).containsExactly("e/f", "e/keep");
+    }
+
+    @Test
+    void putsAndDeletesRacingInOneDirectoryAllSucceed() throws Exception {
+        // Deletes remove emptied directories while puts create files in them; neither may fail because of the other.
+        try (ExecutorService pool = Executors.newFixedThreadPool(4)) {
+            List<Future<?>> workers = new ArrayList<>();
+            for (int w = 0; w < 4; w++) {
+                String key = "race/dir/deeper/" + w;
+                workers.add(pool.submit(() -> {
+                    for (int i = 0; i < 200; i++) {
+                        put(key, bytes(8));
+                        await(store.delete(List.of(key)));
+                    }
+                }));
+            }
+            for (Future<?> worker : workers) {
+                worker.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            }
+        }
+        assertThat(listKeys("")).isEmpty();
+        assertThat(Files.exists(root.resolve("race"))).isFalse();
     }
 
     @Test
