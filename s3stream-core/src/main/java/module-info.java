@@ -16,4 +16,7 @@ module io.s3stream.core {
 
     provides io.s3stream.spi.WriteAheadLogProvider with io.s3stream.internal.wal.InMemoryWalProvider;
     provides io.s3stream.spi.MetadataStoreProvider with io.s3stream.internal.metadata.InMemoryMetadataStoreProvider;
+    provides io.s3stream.spi.ObjectStoreProvider with
+            io.s3stream.internal.store.FileObjectStoreProvider,
+            io.s3stream.internal.store.MemObjectStoreProvider;
 }

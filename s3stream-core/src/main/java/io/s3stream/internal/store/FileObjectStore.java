@@ -1,0 +1,950 @@
+package io.s3stream.internal.store;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.s3stream.spi.ObjectInfo;
+import io.s3stream.spi.ObjectNotFoundException;
+import io.s3stream.spi.ObjectStore;
+import io.s3stream.spi.ObjectStoreException;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * An {@link ObjectStore} kept in a local directory ({@code file:///absolute/dir}): each key is a relative path under
+ * the directory, so {@code data/1a2b/0000000000000007} is the file {@code <dir>/data/1a2b/0000000000000007}.
+ *
+ * <h2>Durability</h2>
+ * Every write goes to a temporary file in the target's directory, is forced to the device, and is then published
+ * in one atomic step, after which the directory is forced too: {@link #put} renames the temporary file over the
+ * target ({@code rename(2)} replaces atomically, so readers see the old or the new bytes), and {@link #putIfAbsent}
+ * hard-links it to the target ({@code link(2)} fails if the target exists, so among concurrent creators exactly one
+ * wins, also across processes sharing the directory). A crash leaves at most a temporary file behind; temporary and
+ * staging files carry the reserved name prefix {@value #RESERVED_PREFIX}, which no key segment may use, so they are
+ * never visible through {@link #get} or {@link #list}. Newly created directories are forced into their parents.
+ *
+ * <h2>Keys</h2>
+ * Keys must be safe relative paths: no leading {@code '/'}, no empty, {@code "."} or {@code ".."} segments, no
+ * backslash, no unpaired surrogate, no segment starting with {@value #RESERVED_PREFIX}, at most
+ * {@value #MAX_SEGMENT_BYTES} bytes per (encoded) segment. Printable ASCII other than {@code '%'} maps to file names
+ * verbatim, so the usual keys are readable on disk; every other character is written as {@code %XX} escapes of its
+ * UTF-8 bytes, because the JVM cannot create non-ASCII file names when the process runs in the C/POSIX locale.
+ * Unlike S3, a directory cannot hold both an object {@code a/b} and an object {@code a/b/c}; the second write fails
+ * with a message that says so. Deleting the last object of a directory removes the emptied directories.
+ *
+ * <h2>Concurrency</h2>
+ * The store holds no mutable state about objects; the file system is the single owner. Blocking IO runs on a
+ * virtual-thread-per-task executor owned by the store, never on the caller's thread. {@link #close()} waits for the
+ * operations in flight and refuses new ones.
+ *
+ * <h2>Multipart uploads</h2>
+ * Parts are files in {@code <dir>/.s3stream-multipart/<uploadId>/}; {@code complete} concatenates them in part
+ * number order into a temporary file that it renames over the target. As on S3, every part but the last must hold
+ * at least {@link #minPartSizeBytes()} bytes. Staging directories of uploads abandoned by a crashed process are not
+ * reclaimed automatically.
+ */
+public final class FileObjectStore implements ObjectStore {
+    /** Names starting with this are the store's own (temporary files, staging) and never keys. */
+    static final String RESERVED_PREFIX = ".s3stream-";
+    /** Prefix of temporary files, created beside their target. */
+    static final String TEMP_PREFIX = RESERVED_PREFIX + "tmp-";
+    /** Directory (under the root) holding the parts of multipart uploads in progress. */
+    static final String STAGING_DIR = RESERVED_PREFIX + "multipart";
+    private static final int MAX_SEGMENT_BYTES = 255;
+    private static final int MAX_KEY_BYTES = 1024;
+    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+    /**
+     * A write into a directory that a concurrent delete just removed (because it was empty) is retried this many
+     * times; each retry needs a delete to slip in between creating the directory and the file in it.
+     */
+    private static final int DIRECTORY_RACE_ATTEMPTS = 100;
+
+    private final Path root;
+    private final String description;
+    private final int minPartSizeBytes;
+    private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private FileObjectStore(Path root, int minPartSizeBytes) {
+        this.root = root;
+        this.description = "file://" + root;
+        this.minPartSizeBytes = minPartSizeBytes;
+    }
+
+    /**
+     * Opens a store in {@code directory}, creating it if missing.
+     *
+     * @throws ObjectStoreException naming the path when it is not a directory or not writable
+     */
+    public static FileObjectStore open(Path directory, int minPartSizeBytes) {
+        Path root = directory.toAbsolutePath().normalize();
+        if (Files.exists(root) && !Files.isDirectory(root)) {
+            throw new ObjectStoreException("file object store: " + root + " exists but is not a directory", false);
+        }
+        try {
+            Files.createDirectories(root);
+        } catch (IOException e) {
+            throw new ObjectStoreException("file object store: cannot create directory " + root + ": " + e, e, false);
+        }
+        if (!Files.isWritable(root)) {
+            throw new ObjectStoreException("file object store: directory " + root + " is not writable", false);
+        }
+        // Permission bits do not tell about read-only mounts or a superuser; a real write does.
+        Path probe = root.resolve(RESERVED_PREFIX + "probe-" + UUID.randomUUID());
+        try {
+            Files.createFile(probe);
+            Files.delete(probe);
+        } catch (IOException e) {
+            throw new ObjectStoreException("file object store: directory " + root + " is not writable: " + e, e, false);
+        }
+        return new FileObjectStore(root, minPartSizeBytes);
+    }
+
+    /** The directory holding the objects. */
+    public Path root() {
+        return root;
+    }
+
+    @Override
+    public CompletableFuture<Void> put(String key, ByteBuf data) {
+        Path target;
+        try {
+            target = resolve(key);
+        } catch (ObjectStoreException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        // Hold the bytes until the write finishes even if the caller gives up (a timeout) and releases its buffer.
+        ByteBuf bytes = data.retainedSlice();
+        return this.<Void>submit("put", key, () -> {
+            publishByRename(key, target, writeTemp(key, target.getParent(), true, channel -> writeAll(bytes, channel)));
+            return null;
+        }).whenComplete((v, e) -> bytes.release());
+    }
+
+    @Override
+    public CompletableFuture<Boolean> putIfAbsent(String key, ByteBuf data) {
+        Path target;
+        try {
+            target = resolve(key);
+        } catch (ObjectStoreException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        ByteBuf bytes = data.retainedSlice();
+        return this.submit("putIfAbsent", key, () -> {
+            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+                return false; // cheap early answer; the link below is what decides
+            }
+            Path dir = target.getParent();
+            Path temp = writeTemp(key, dir, true, channel -> writeAll(bytes, channel));
+            try {
+                Files.createLink(target, temp);
+            } catch (FileAlreadyExistsException e) {
+                if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+                    throw keyIsDirectory(key);
+                }
+                return false;
+            } finally {
+                deleteQuietly(temp);
+            }
+            forceDirectory(dir);
+            return true;
+        }).whenComplete((v, e) -> bytes.release());
+    }
+
+    @Override
+    public CompletableFuture<ByteBuf> get(String key, long position, int length) {
+        Path target;
+        try {
+            target = resolve(key);
+            StoreSupport.checkRangeArguments(description, key, position, length);
+        } catch (ObjectStoreException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return submit("get", key, () -> read(key, target, position, length, false));
+    }
+
+    @Override
+    public CompletableFuture<ByteBuf> get(String key) {
+        Path target;
+        try {
+            target = resolve(key);
+        } catch (ObjectStoreException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return submit("get", key, () -> read(key, target, 0, Integer.MAX_VALUE, true));
+    }
+
+    @Override
+    public CompletableFuture<Optional<ObjectInfo>> head(String key) {
+        Path target;
+        try {
+            target = resolve(key);
+        } catch (ObjectStoreException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return submit("head", key, () -> {
+            BasicFileAttributes attributes;
+            try {
+                attributes = Files.readAttributes(target, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            } catch (NoSuchFileException e) {
+                return Optional.empty();
+            } catch (FileSystemException e) {
+                if (blockedByObject(target)) {
+                    return Optional.empty();
+                }
+                throw e;
+            }
+            if (!attributes.isRegularFile()) {
+                return Optional.empty();
+            }
+            return Optional.of(new ObjectInfo(key, attributes.size(), attributes.lastModifiedTime().toMillis()));
+        });
+    }
+
+    @Override
+    public CompletableFuture<List<ObjectInfo>> list(String prefix) {
+        Path start;
+        try {
+            start = listStart(prefix);
+        } catch (ObjectStoreException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return submit("list", prefix, () -> walk(prefix, start));
+    }
+
+    @Override
+    public CompletableFuture<Void> delete(Collection<String> keys) {
+        List<Path> targets = new ArrayList<>(keys.size());
+        try {
+            for (String key : keys) {
+                targets.add(resolve(key));
+            }
+        } catch (ObjectStoreException e) {
+            return CompletableFuture.failedFuture(e); // refuse the whole batch before deleting anything
+        }
+        return submit("delete", keys.size() + " keys", () -> {
+            Set<Path> touched = new LinkedHashSet<>();
+            for (Path target : targets) {
+                if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+                    continue; // a key prefix, not an object
+                }
+                boolean deleted;
+                try {
+                    deleted = Files.deleteIfExists(target);
+                } catch (FileSystemException e) {
+                    if (blockedByObject(target)) {
+                        continue;
+                    }
+                    throw e;
+                }
+                if (deleted) {
+                    touched.add(removeEmptyDirectories(target.getParent()));
+                }
+            }
+            for (Path dir : touched) {
+                forceDirectory(dir);
+            }
+            return null;
+        });
+    }
+
+    @Override
+    public CompletableFuture<MultipartUpload> startMultipart(String key) {
+        Path target;
+        try {
+            target = resolve(key);
+        } catch (ObjectStoreException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        String uploadId = UUID.randomUUID().toString();
+        Path staging = root.resolve(STAGING_DIR).resolve(uploadId);
+        return submit("startMultipart", key, () -> {
+            Files.createDirectories(staging);
+            return new FileMultipartUpload(key, target, staging, uploadId);
+        });
+    }
+
+    @Override
+    public int minPartSizeBytes() {
+        return minPartSizeBytes;
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            executor.close(); // waits for the operations in flight
+        }
+    }
+
+    @Override
+    public String toString() {
+        return description;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Keys and paths
+
+    /** Maps a key to its path, refusing anything that could escape the root or collide with the store's own files. */
+    Path resolve(String key) {
+        String problem = keyProblem(key);
+        if (problem != null) {
+            throw new ObjectStoreException(description + ": unsafe key '" + printable(key) + "': " + problem, false);
+        }
+        return root.resolve(encodePath(key));
+    }
+
+    /** The relative file path of a (valid) key: each segment's characters outside printable ASCII, and '%', escaped. */
+    static String encodePath(String key) {
+        StringBuilder path = null;
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            if (c < 0x20 || c >= 0x7F || c == '%') {
+                path = new StringBuilder(key.length() + 16).append(key, 0, i);
+                for (byte b : key.substring(i).getBytes(StandardCharsets.UTF_8)) {
+                    int u = b & 0xFF;
+                    if (u < 0x20 || u >= 0x7F || u == '%') {
+                        path.append('%').append(HEX[u >>> 4]).append(HEX[u & 0xF]);
+                    } else {
+                        path.append((char) u);
+                    }
+                }
+                break;
+            }
+        }
+        return path == null ? key : path.toString();
+    }
+
+    /** The key segment a file name stands for; names that are not valid escapes are taken literally. */
+    static String decodeName(String name) {
+        if (name.indexOf('%') < 0) {
+            return name;
+        }
+        byte[] bytes = new byte[name.length()];
+        int n = 0;
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            int high = c == '%' && i + 2 < name.length() ? Character.digit(name.charAt(i + 1), 16) : -1;
+            int low = high >= 0 ? Character.digit(name.charAt(i + 2), 16) : -1;
+            if (low >= 0) {
+                bytes[n++] = (byte) (high * 16 + low);
+                i += 2;
+            } else if (c < 0x80) {
+                bytes[n++] = (byte) c;
+            } else {
+                return name; // not written by this store
+            }
+        }
+        return new String(bytes, 0, n, StandardCharsets.UTF_8);
+    }
+
+    private static String keyProblem(String key) {
+        if (key == null || key.isEmpty()) {
+            return "a key must not be empty";
+        }
+        if (key.getBytes(StandardCharsets.UTF_8).length > MAX_KEY_BYTES) {
+            return "longer than " + MAX_KEY_BYTES + " bytes";
+        }
+        if (key.indexOf('\\') >= 0) {
+            return "backslashes are not allowed";
+        }
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < key.length() && Character.isLowSurrogate(key.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return "an unpaired surrogate at index " + i + " is not valid Unicode";
+            }
+        }
+        if (key.startsWith("/")) {
+            return "a key must not start with '/'";
+        }
+        for (String segment : key.split("/", -1)) {
+            String problem = segmentProblem(segment);
+            if (problem != null) {
+                return problem;
+            }
+        }
+        return null;
+    }
+
+    private static String segmentProblem(String segment) {
+        if (segment.isEmpty()) {
+            return "empty path segments ('//' or a trailing '/') are not allowed";
+        }
+        if (segment.equals(".") || segment.equals("..")) {
+            return "'" + segment + "' segments are not allowed";
+        }
+        if (segment.startsWith(RESERVED_PREFIX)) {
+            return "segments starting with '" + RESERVED_PREFIX + "' are reserved for the store's own files";
+        }
+        if (encodePath(segment).length() > MAX_SEGMENT_BYTES) {
+            return "a segment is longer than " + MAX_SEGMENT_BYTES + " bytes as a file name";
+        }
+        return null;
+    }
+
+    private static String printable(String key) {
+        return key == null ? "null" : key.replace("\0", "\\0");
+    }
+
+    /** The deepest directory every key with {@code prefix} lives under. */
+    private Path listStart(String prefix) {
+        if (prefix == null) {
+            throw new ObjectStoreException(description + ": list prefix must not be null", false);
+        }
+        int slash = prefix.lastIndexOf('/');
+        if (slash < 0) {
+            return root;
+        }
+        String directory = prefix.substring(0, slash);
+        String problem = keyProblem(directory);
+        if (problem != null) {
+            throw new ObjectStoreException(description + ": unsafe list prefix '" + printable(prefix) + "': " + problem,
+                    false);
+        }
+        return root.resolve(encodePath(directory));
+    }
+
+    private String keyOf(Path file) {
+        StringBuilder key = new StringBuilder();
+        for (Path name : root.relativize(file)) {
+            if (!key.isEmpty()) {
+                key.append('/');
+            }
+            key.append(decodeName(name.toString()));
+        }
+        return key.toString();
+    }
+
+    /** Whether some ancestor of {@code target} below the root is an object (a regular file), hiding the target. */
+    private boolean blockedByObject(Path target) {
+        for (Path p = target.getParent(); p != null && p.startsWith(root) && !p.equals(root); p = p.getParent()) {
+            if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private ObjectStoreException keyIsDirectory(String key) {
+        return new ObjectStoreException(description + ": cannot write '" + key + "': other keys start with '" + key
+                + "/', and a file store cannot hold an object and a key prefix of the same name", false);
+    }
+
+    private ObjectStoreException parentIsObject(String key, Path dir) {
+        return new ObjectStoreException(description + ": cannot write '" + key + "': the object '" + keyOf(dir)
+                + "' exists, and a file store cannot hold an object and a key prefix of the same name", false);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // IO
+
+    /** A write of a temporary file's content. */
+    @FunctionalInterface
+    private interface ContentWriter {
+        void write(FileChannel channel) throws IOException;
+    }
+
+    /** A blocking operation run on the store's executor. */
+    @FunctionalInterface
+    private interface IoTask<T> {
+        T run() throws IOException;
+    }
+
+    private <T> CompletableFuture<T> submit(String operation, String subject, IoTask<T> task) {
+        CompletableFuture<T> future = new CompletableFuture<>();
+        if (closed.get()) {
+            future.completeExceptionally(closedException(operation, subject));
+            return future;
+        }
+        try {
+            executor.execute(() -> {
+                try {
+                    future.complete(task.run());
+                } catch (Throwable t) {
+                    future.completeExceptionally(translate(operation, subject, t));
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            future.completeExceptionally(closedException(operation, subject));
+        }
+        return future;
+    }
+
+    private ObjectStoreException closedException(String operation, String subject) {
+        return new ObjectStoreException(description + ": " + operation + " '" + subject + "' refused: store is closed",
+                false);
+    }
+
+    private Throwable translate(String operation, String subject, Throwable t) {
+        if (t instanceof ObjectStoreException) {
+            return t;
+        }
+        if (t instanceof Error error) {
+            return error;
+        }
+        // A local disk error does not go away by itself; repeating the request would only hide it.
+        return new ObjectStoreException(description + ": " + operation + " '" + subject + "' failed: " + t, t, false);
+    }
+
+    /**
+     * Writes a new temporary file in {@code dir} and forces it to the device. When {@code createParents} is set the
+     * directory is created (and forced into its parent) if missing, and a race with a delete that removes it again
+     * is retried.
+     */
+    private Path writeTemp(String key, Path dir, boolean createParents, ContentWriter writer) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            Path temp = dir.resolve(TEMP_PREFIX + UUID.randomUUID());
+            FileChannel channel;
+            try {
+                if (createParents) {
+                    ensureDirectory(key, dir);
+                }
+                channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            } catch (NoSuchFileException e) {
+                if (createParents && attempt < DIRECTORY_RACE_ATTEMPTS) {
+                    continue; // a concurrent delete removed the emptied directory
+                }
+                throw e;
+            }
+            try (channel) {
+                writer.write(channel);
+                channel.force(true);
+            } catch (IOException | RuntimeException e) {
+                deleteQuietly(temp);
+                throw e;
+            }
+            return temp;
+        }
+    }
+
+    /** Renames a forced temporary file over the target, then forces the directory; removes the temp on failure. */
+    private void publishByRename(String key, Path target, Path temp) throws IOException {
+        try {
+            Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            deleteQuietly(temp);
+            if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+                throw keyIsDirectory(key);
+            }
+            throw e;
+        }
+        forceDirectory(target.getParent());
+    }
+
+    private void ensureDirectory(String key, Path dir) throws IOException {
+        if (Files.isDirectory(dir)) {
+            return;
+        }
+        Path existing = dir.getParent();
+        while (existing != null && !existing.equals(root) && !Files.isDirectory(existing, LinkOption.NOFOLLOW_LINKS)) {
+            existing = existing.getParent();
+        }
+        try {
+            Files.createDirectories(dir);
+        } catch (FileAlreadyExistsException e) {
+            throw parentIsObject(key, Path.of(e.getFile()));
+        } catch (FileSystemException e) {
+            for (Path p = dir; p != null && !p.equals(root); p = p.getParent()) {
+                if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+                    throw parentIsObject(key, p);
+                }
+            }
+            throw e;
+        }
+        // Make the new directory entries durable: each lives in its parent, from the deepest existing one down.
+        for (Path p = dir.getParent(); p != null; p = p.getParent()) {
+            forceDirectory(p);
+            if (p.equals(existing) || p.equals(root)) {
+                break;
+            }
+        }
+    }
+
+    private static void forceDirectory(Path dir) throws IOException {
+        try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
+            channel.force(true);
+        } catch (NoSuchFileException e) {
+            // removed concurrently (emptied by a delete): nothing left in it to make durable
+        }
+    }
+
+    private static void deleteQuietly(Path path) {
+        try {
+            Files.deleteIfExists(path);
+        } catch (IOException e) {
+            // best effort: a leftover temporary file is invisible to readers
+        }
+    }
+
+    /** Removes directories emptied by a delete, up to the root; returns the directory whose entries changed. */
+    private Path removeEmptyDirectories(Path dir) {
+        while (!dir.equals(root)) {
+            try {
+                Files.delete(dir);
+            } catch (IOException e) {
+                break; // not empty (DirectoryNotEmptyException), already gone, or in use: stop here
+            }
+            dir = dir.getParent();
+        }
+        return dir;
+    }
+
+    private static void writeAll(ByteBuf bytes, FileChannel channel) throws IOException {
+        int index = bytes.readerIndex();
+        int remaining = bytes.readableBytes();
+        long position = 0;
+        while (remaining > 0) {
+            int written = bytes.getBytes(index, channel, position, remaining);
+            index += written;
+            position += written;
+            remaining -= written;
+        }
+    }
+
+    private ByteBuf read(String key, Path target, long position, int length, boolean whole) throws IOException {
+        if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+            throw notFound(key);
+        }
+        FileChannel channel;
+        try {
+            channel = FileChannel.open(target, StandardOpenOption.READ);
+        } catch (NoSuchFileException e) {
+            throw notFound(key);
+        } catch (FileSystemException e) {
+            if (blockedByObject(target)) {
+                throw notFound(key);
+            }
+            throw e;
+        }
+        try (channel) {
+            long size = channel.size();
+            int count;
+            if (whole) {
+                if (size > Integer.MAX_VALUE - 8) {
+                    throw new ObjectStoreException(description + ": '" + key + "' has " + size
+                            + " bytes, too many for one buffer; read it in ranges", false);
+                }
+                count = (int) size;
+            } else {
+                count = StoreSupport.clipRange(description, key, size, position, length);
+            }
+            ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(count, count);
+            try {
+                long at = position;
+                int remaining = count;
+                while (remaining > 0) {
+                    int n = buf.writeBytes(channel, at, remaining);
+                    if (n < 0) {
+                        throw new ObjectStoreException(description + ": '" + key + "' ended at " + at
+                                + " while being read; it was expected to hold " + size + " bytes", false);
+                    }
+                    at += n;
+                    remaining -= n;
+                }
+                return buf;
+            } catch (IOException | RuntimeException e) {
+                buf.release();
+                throw e;
+            }
+        }
+    }
+
+    private ObjectNotFoundException notFound(String key) {
+        return new ObjectNotFoundException(description + ": no object '" + key + "'");
+    }
+
+    private List<ObjectInfo> walk(String prefix, Path start) throws IOException {
+        List<ObjectInfo> found = new ArrayList<>();
+        if (!Files.isDirectory(start, LinkOption.NOFOLLOW_LINKS)) {
+            return found;
+        }
+        Files.walkFileTree(start, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attributes) {
+                if (dir.equals(start)) {
+                    return FileVisitResult.CONTINUE;
+                }
+                if (dir.getFileName().toString().startsWith(RESERVED_PREFIX)) {
+                    return FileVisitResult.SKIP_SUBTREE;
+                }
+                String dirPrefix = keyOf(dir) + "/";
+                boolean relevant = dirPrefix.startsWith(prefix) || prefix.startsWith(dirPrefix);
+                return relevant ? FileVisitResult.CONTINUE : FileVisitResult.SKIP_SUBTREE;
+            }
+
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) {
+                if (attributes.isRegularFile() && !file.getFileName().toString().startsWith(RESERVED_PREFIX)) {
+                    String key = keyOf(file);
+                    if (key.startsWith(prefix)) {
+                        found.add(new ObjectInfo(key, attributes.size(), attributes.lastModifiedTime().toMillis()));
+                    }
+                }
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+                if (e instanceof NoSuchFileException) {
+                    return FileVisitResult.CONTINUE; // deleted while we walked
+                }
+                throw e;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+                if (e != null && !(e instanceof NoSuchFileException)) {
+                    throw e;
+                }
+                return FileVisitResult.CONTINUE;
+            }
+        });
+        found.sort((a, b) -> StoreSupport.compareKeys(a.key(), b.key()));
+        return found;
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+                    @Override
+                    public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) throws IOException {
+                        Files.deleteIfExists(file);
+                        return FileVisitResult.CONTINUE;
+                    }
+
+                    @Override
+                    public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+                        if (e instanceof NoSuchFileException) {
+                            return FileVisitResult.CONTINUE;
+                        }
+                        throw e;
+                    }
+
+                    @Override
+                    public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
+                        if (e != null && !(e instanceof NoSuchFileException)) {
+                            throw e;
+                        }
+                        Files.deleteIfExists(d);
+                        return FileVisitResult.CONTINUE;
+                    }
+                });
+                return;
+            } catch (NoSuchFileException e) {
+                return;
+            } catch (DirectoryNotEmptyException e) {
+                if (attempt >= DIRECTORY_RACE_ATTEMPTS) {
+                    throw e; // a part upload keeps adding files
+                }
+            }
+        }
+    }
+
+    /**
+     * A multipart upload whose parts are files in a staging directory.
+     *
+     * <p>Design note: the staging directory is created by {@code startMultipart} and never by a part upload, so a
+     * part that arrives after {@code abort} fails instead of resurrecting the upload.
+     */
+    private final class FileMultipartUpload implements MultipartUpload {
+        private final String key;
+        private final Path target;
+        private final Path staging;
+        private final String uploadId;
+        private boolean aborted; // guarded by this
+        private CompletableFuture<Void> completion; // guarded by this
+
+        FileMultipartUpload(String key, Path target, Path staging, String uploadId) {
+            this.key = key;
+            this.target = target;
+            this.staging = staging;
+            this.uploadId = uploadId;
+        }
+
+        @Override
+        public String key() {
+            return key;
+        }
+
+        @Override
+        public CompletableFuture<Void> uploadPart(int partNumber, ByteBuf data) {
+            try {
+                StoreSupport.checkPartNumber(description, key, partNumber);
+                checkOpen();
+            } catch (ObjectStoreException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+            ByteBuf bytes = data.retainedSlice();
+            return FileObjectStore.this.<Void>submit("uploadPart " + partNumber + " of", key, () -> {
+                storePart(partNumber, channel -> writeAll(bytes, channel));
+                return null;
+            }).whenComplete((v, e) -> bytes.release());
+        }
+
+        @Override
+        public CompletableFuture<Void> uploadPartCopy(int partNumber, String sourceKey, long position, long length) {
+            Path source;
+            try {
+                StoreSupport.checkPartNumber(description, key, partNumber);
+                source = resolve(sourceKey);
+                checkOpen();
+            } catch (ObjectStoreException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+            return submit("uploadPartCopy " + partNumber + " of", key, () -> {
+                FileChannel in;
+                try {
+                    in = FileChannel.open(source, StandardOpenOption.READ);
+                } catch (NoSuchFileException e) {
+                    throw notFound(sourceKey);
+                }
+                try (in) {
+                    StoreSupport.checkCopyRange(description, sourceKey, in.size(), position, length);
+                    storePart(partNumber, out -> {
+                        long done = 0;
+                        while (done < length) {
+                            long n = in.transferTo(position + done, length - done, out);
+                            if (n <= 0) {
+                                throw new ObjectStoreException(description + ": source '" + sourceKey
+                                        + "' shrank while being copied", false);
+                            }
+                            done += n;
+                        }
+                    });
+                }
+                return null;
+            });
+        }
+
+        @Override
+        public synchronized CompletableFuture<Void> complete() {
+            if (aborted) {
+                return StoreSupport.failed(noSuchUpload("complete"));
+            }
+            if (completion != null && !completion.isCompletedExceptionally()) {
+                return completion; // in progress or done: completing again is harmless
+            }
+            completion = submit("complete multipart upload of", key, () -> {
+                List<Path> parts = partsInOrder();
+                Path temp = writeTemp(key, target.getParent(), true, out -> {
+                    for (Path part : parts) {
+                        try (FileChannel in = FileChannel.open(part, StandardOpenOption.READ)) {
+                            long size = in.size();
+                            long done = 0;
+                            while (done < size) {
+                                done += in.transferTo(done, size - done, out);
+                            }
+                        }
+                    }
+                });
+                publishByRename(key, target, temp);
+                deleteRecursively(staging);
+                return null;
+            });
+            return completion;
+        }
+
+        @Override
+        public synchronized CompletableFuture<Void> abort() {
+            if (completion != null && !completion.isCompletedExceptionally()) {
+                return CompletableFuture.completedFuture(null); // completed (or completing): nothing to discard
+            }
+            aborted = true;
+            return submit("abort multipart upload of", key, () -> {
+                deleteRecursively(staging);
+                return null;
+            });
+        }
+
+        private synchronized void checkOpen() {
+            if (aborted || completion != null && !completion.isCompletedExceptionally()) {
+                throw new ObjectStoreException(noSuchUpload("upload a part to"), false);
+            }
+        }
+
+        private String noSuchUpload(String operation) {
+            return description + ": cannot " + operation + " multipart upload " + uploadId + " of '" + key
+                    + "': it was " + (aborted ? "aborted" : "completed");
+        }
+
+        private void storePart(int partNumber, ContentWriter writer) throws IOException {
+            Path temp;
+            try {
+                temp = writeTemp(key, staging, false, writer);
+            } catch (NoSuchFileException e) {
+                throw new ObjectStoreException(description + ": multipart upload " + uploadId + " of '" + key
+                        + "' no longer exists (aborted)", false);
+            }
+            try {
+                // A part uploaded again (a retry) replaces the earlier one, as on S3.
+                Files.move(temp, staging.resolve(partName(partNumber)), StandardCopyOption.ATOMIC_MOVE);
+            } catch (IOException e) {
+                deleteQuietly(temp);
+                throw e;
+            }
+        }
+
+        private List<Path> partsInOrder() throws IOException {
+            List<Path> parts = new ArrayList<>();
+            try (var stream = Files.list(staging)) {
+                stream.filter(p -> !p.getFileName().toString().startsWith(RESERVED_PREFIX)).forEach(parts::add);
+            } catch (NoSuchFileException e) {
+                throw new ObjectStoreException(noSuchUpload("complete"), false);
+            }
+            parts.sort((a, b) -> Integer.compare(partNumber(a), partNumber(b)));
+            if (parts.isEmpty()) {
+                throw new ObjectStoreException(description + ": cannot complete multipart upload of '" + key
+                        + "' without parts", false);
+            }
+            for (int i = 0; i < parts.size() - 1; i++) {
+                long size = Files.size(parts.get(i));
+                if (size < minPartSizeBytes) {
+                    throw new ObjectStoreException(description + ": part " + partNumber(parts.get(i))
+                            + " of multipart upload of '" + key + "' has " + size + " bytes; every part but the last"
+                            + " needs at least " + minPartSizeBytes, false);
+                }
+            }
+            return parts;
+        }
+
+        private static String partName(int partNumber) {
+            return String.format("%05d", partNumber);
+        }
+
+        private static int partNumber(Path part) {
+            return Integer.parseInt(part.getFileName().toString());
+        }
+    }
+}

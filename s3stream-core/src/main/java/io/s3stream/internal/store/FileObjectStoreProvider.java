@@ -1,0 +1,38 @@
+package io.s3stream.internal.store;
+
+import io.s3stream.spi.ObjectStore;
+import io.s3stream.spi.ObjectStoreException;
+import io.s3stream.spi.ObjectStoreProvider;
+
+import java.net.URI;
+import java.nio.file.Path;
+
+/**
+ * Opens a {@link FileObjectStore} for {@code file:///absolute/dir}. The only setting is the query parameter
+ * {@code minPartSizeBytes} (default 5 MiB, as on S3), for tests that want small multipart uploads.
+ */
+public final class FileObjectStoreProvider implements ObjectStoreProvider {
+
+    /** Creates the provider; {@link java.util.ServiceLoader} calls this. */
+    public FileObjectStoreProvider() {
+    }
+
+    @Override
+    public String scheme() {
+        return "file";
+    }
+
+    @Override
+    public ObjectStore open(URI uri) {
+        if (uri.isOpaque() || uri.getPath() == null || !uri.getPath().startsWith("/")) {
+            throw new ObjectStoreException(uri + ": a file object store needs an absolute path, as in"
+                    + " file:///var/lib/s3stream/objects", false);
+        }
+        String authority = uri.getRawAuthority();
+        if (authority != null && !authority.isEmpty() && !authority.equals("localhost")) {
+            throw new ObjectStoreException(uri + ": a file object store URI has no host ('" + authority
+                    + "'); write file:///absolute/dir", false);
+        }
+        return FileObjectStore.open(Path.of(uri.getPath()), StoreSupport.minPartSizeBytes(uri));
+    }
+}

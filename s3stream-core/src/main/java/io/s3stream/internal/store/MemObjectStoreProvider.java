@@ -1,0 +1,34 @@
+package io.s3stream.internal.store;
+
+import io.s3stream.spi.ObjectStore;
+import io.s3stream.spi.ObjectStoreException;
+import io.s3stream.spi.ObjectStoreProvider;
+
+import java.net.URI;
+
+/**
+ * Opens a {@link MemObjectStore} for {@code mem://name} (tests only: nothing survives the JVM). The only setting is
+ * the query parameter {@code minPartSizeBytes} (default 5 MiB, as on S3).
+ */
+public final class MemObjectStoreProvider implements ObjectStoreProvider {
+
+    /** Creates the provider; {@link java.util.ServiceLoader} calls this. */
+    public MemObjectStoreProvider() {
+    }
+
+    @Override
+    public String scheme() {
+        return "mem";
+    }
+
+    @Override
+    public ObjectStore open(URI uri) {
+        String name = uri.getRawAuthority();
+        String path = uri.getRawPath();
+        if (name == null || name.isEmpty() || (path != null && !path.isEmpty())) {
+            throw new ObjectStoreException(uri + ": an in-memory object store URI is mem://name (a name and nothing"
+                    + " after it but an optional ?minPartSizeBytes=N)", false);
+        }
+        return MemObjectStore.open(name, StoreSupport.minPartSizeBytes(uri));
+    }
+}

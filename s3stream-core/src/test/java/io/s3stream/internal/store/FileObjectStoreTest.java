@@ -1,0 +1,269 @@
+package io.s3stream.internal.store;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.s3stream.spi.ObjectNotFoundException;
+import io.s3stream.spi.ObjectStore;
+import io.s3stream.spi.ObjectStoreException;
+import io.s3stream.testing.ObjectStoreContractTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+
+/** The contract against {@link FileObjectStore}, plus what only a directory has: unsafe keys, crashes, paths. */
+class FileObjectStoreTest extends ObjectStoreContractTest {
+    @TempDir
+    Path dir;
+    private Path root;
+
+    @Override
+    protected ObjectStore createStore() {
+        root = dir.resolve("objects");
+        return ObjectStores.open(root.toUri().toString());
+    }
+
+    @Test
+    void unsafeKeysAreRefusedWithAClearError() {
+        List<String> unsafe = List.of("", "/abs", "a//b", "a/", "a/../b", "..", "../escape", "a/./b", ".", "a\\b",
+                ".s3stream-tmp-x", "a/.s3stream-multipart/x", "x".repeat(256), "a\uD800b");
+        List<Function<String, CompletableFuture<?>>> operations = List.of(
+                key -> store.put(key, Unpooled.EMPTY_BUFFER),
+                key -> store.putIfAbsent(key, Unpooled.EMPTY_BUFFER),
+                store::get,
+                key -> store.get(key, 0, 1),
+                store::head,
+                key -> store.delete(List.of("fine", key)),
+                store::startMultipart);
+        for (String key : unsafe) {
+            for (Function<String, CompletableFuture<?>> operation : operations) {
+                Throwable failure = failure(operation.apply(key));
+                assertThat(failure).as("key '%s'", key).isInstanceOf(ObjectStoreException.class)
+                        .isNotInstanceOf(ObjectNotFoundException.class)
+                        .hasMessageContaining("unsafe key");
+                assertThat(((ObjectStoreException) failure).isRetriable()).isFalse();
+            }
+        }
+        put("fine", bytes(1));
+        ObjectStore.MultipartUpload upload = await(store.startMultipart("mp"));
+        assertThat(failure(upload.uploadPartCopy(1, "../fine", 0, 1))).hasMessageContaining("unsafe key");
+        await(upload.abort());
+        assertThat(Files.exists(dir.resolve("escape"))).isFalse();
+        assertThat(listKeys("")).containsExactly("fine");
+    }
+
+    @Test
+    void unsafeListPrefixesAreRefused() {
+        for (String prefix : List.of("../", "a//", "/a", "a/../")) {
+            assertThat(failure(store.list(prefix))).as(prefix).hasMessageContaining("unsafe list prefix");
+        }
+        assertThat(await(store.list("a/.."))).as("'..' as the start of a segment is just a string prefix").isEmpty();
+    }
+
+    @Test
+    void aRegularFileIsNotADirectory() throws IOException {
+        Path file = dir.resolve("plain");
+        Files.writeString(file, "x");
+        for (Path path : List.of(file, file.resolve("below"))) {
+            assertThatThrownBy(() -> ObjectStores.open(path.toUri().toString()))
+                    .isInstanceOf(ObjectStoreException.class)
+                    .hasMessageContaining(path.toString());
+        }
+    }
+
+    @Test
+    void anUnwritableDirectoryIsRefused() throws IOException {
+        Path locked = dir.resolve("locked");
+        Files.createDirectories(locked);
+        Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("r-xr-xr-x"));
+        try {
+            assumeFalse(Files.isWritable(locked), "permission bits do not bind this user (root)");
+            assertThatThrownBy(() -> ObjectStores.open(locked.toUri().toString()))
+                    .isInstanceOf(ObjectStoreException.class)
+                    .hasMessageContaining(locked.toString())
+                    .hasMessageContaining("not writable");
+        } finally {
+            Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+    }
+
+    @Test
+    void uriForms() {
+        try (ObjectStore small = ObjectStores.open(root.toUri() + "?minPartSizeBytes=1024")) {
+            assertThat(small.minPartSizeBytes()).isEqualTo(1024);
+        }
+        try (ObjectStore trailingSlash = ObjectStores.open("file://" + root + "/")) {
+            assertThat(trailingSlash.description()).isEqualTo("file://" + root);
+        }
+        for (String uri : List.of("file://host" + root, "file:relative/dir", "file://" + root + "?color=blue")) {
+            assertThatThrownBy(() -> ObjectStores.open(uri).close()).as(uri).isInstanceOf(ObjectStoreException.class);
+        }
+        assertThat(store.description()).isEqualTo("file://" + root);
+    }
+
+    @Test
+    void noTemporaryOrStagingFilesRemainAfterSuccess() throws IOException {
+        put("t/put", bytes(100));
+        put("t/put", bytes(50));
+        assertThat(putIfAbsent("t/once", bytes(10))).isTrue();
+        assertThat(putIfAbsent("t/once", bytes(10))).isFalse();
+        ObjectStore.MultipartUpload completed = await(store.startMultipart("t/mp"));
+        uploadPart(completed, 1, bytes(store.minPartSizeBytes()));
+        await(completed.uploadPartCopy(2, "t/put", 0, 50));
+        await(completed.complete());
+        ObjectStore.MultipartUpload aborted = await(store.startMultipart("t/aborted"));
+        uploadPart(aborted, 1, bytes(10));
+        await(aborted.abort());
+        await(store.delete(List.of("t/put")));
+
+        try (Stream<Path> files = Files.walk(root)) {
+            assertThat(files.filter(Files::isRegularFile).map(p -> root.relativize(p).toString()).sorted().toList())
+                    .containsExactly("t/mp", "t/once");
+        }
+        try (Stream<Path> uploads = Files.list(root.resolve(FileObjectStore.STAGING_DIR))) {
+            assertThat(uploads).isEmpty();
+        }
+    }
+
+    @Test
+    void leftoversOfACrashAreInvisible() throws IOException {
+        put("x/other", bytes(5));
+        // A put that crashed after writing its temporary file, before the rename.
+        Path crashedTemp = root.resolve("x").resolve(FileObjectStore.TEMP_PREFIX + UUID.randomUUID());
+        Files.write(crashedTemp, bytes(100));
+        // A multipart upload whose process died: its staging directory and a part.
+        Path staging = root.resolve(FileObjectStore.STAGING_DIR).resolve(UUID.randomUUID().toString());
+        Files.createDirectories(staging);
+        Files.write(staging.resolve("00001"), bytes(100));
+
+        assertThat(listKeys("")).containsExactly("x/other");
+        assertThat(listKeys("x/")).containsExactly("x/other");
+        assertThat(listKeys(".")).isEmpty();
+        assertThat(await(store.head("x/y"))).isEmpty();
+        assertThat(failure(store.get("x/y"))).isInstanceOf(ObjectNotFoundException.class);
+        byte[] payload = bytes(7);
+        assertThat(putIfAbsent("x/y", payload)).isTrue();
+        assertThat(getBytes("x/y")).isEqualTo(payload);
+        assertThat(listKeys("x/")).containsExactly("x/other", "x/y");
+    }
+
+    @Test
+    void objectsSurviveReopening() {
+        byte[] payload = bytes(1000);
+        put("durable/1", payload);
+        store.close();
+        assertThat(failure(store.head("durable/1"))).hasMessageContaining("closed");
+        store = ObjectStores.open(root.toUri().toString());
+        assertThat(getBytes("durable/1")).isEqualTo(payload);
+    }
+
+    @Test
+    void anObjectAndAKeyPrefixOfTheSameNameConflict() {
+        put("a/b", bytes(3));
+        assertThat(failure(store.put("a/b/c", Unpooled.EMPTY_BUFFER)))
+                .hasMessageContaining("'a/b'").hasMessageContaining("cannot hold an object and a key prefix");
+        assertThat(await(store.head("a/b/c"))).isEmpty();
+        assertThat(failure(store.get("a/b/c"))).isInstanceOf(ObjectNotFoundException.class);
+        await(store.delete(List.of("a/b/c")));
+
+        put("p/q/r", bytes(3));
+        assertThat(failure(store.put("p/q", Unpooled.EMPTY_BUFFER)))
+                .hasMessageContaining("cannot hold an object and a key prefix");
+        assertThat(failure(store.putIfAbsent("p/q", Unpooled.EMPTY_BUFFER)))
+                .as("not 'false': head says the key is free").hasMessageContaining("cannot hold");
+        assertThat(await(store.head("p/q"))).isEmpty();
+        assertThat(failure(store.get("p/q"))).isInstanceOf(ObjectNotFoundException.class);
+        await(store.delete(List.of("p/q")));
+        assertThat(listKeys("")).containsExactly("a/b", "p/q/r");
+    }
+
+    @Test
+    void deleteRemovesEmptiedDirectories() {
+        put("e/f/g/h", bytes(1));
+        put("e/keep", bytes(1));
+        await(store.delete(List.of("e/f/g/h")));
+        assertThat(Files.exists(root.resolve("e/f"))).isFalse();
+        assertThat(Files.exists(root.resolve("e/keep"))).isTrue();
+        put("e/f", bytes(2)); // the former prefix is free for an object again
+        assertThat(listKeys("e/")).containsExactly("e/f", "e/keep");
+    }
+
+    @Test
+    void putsAndDeletesRacingInOneDirectoryAllSucceed() throws Exception {
+        // Deletes remove emptied directories while puts create files in them; neither may fail because of the other.
+        try (ExecutorService pool = Executors.newFixedThreadPool(4)) {
+            List<Future<?>> workers = new ArrayList<>();
+            for (int w = 0; w < 4; w++) {
+                String key = "race/dir/deeper/" + w;
+                workers.add(pool.submit(() -> {
+                    for (int i = 0; i < 200; i++) {
+                        put(key, bytes(8));
+                        await(store.delete(List.of(key)));
+                    }
+                }));
+            }
+            for (Future<?> worker : workers) {
+                worker.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            }
+        }
+        assertThat(listKeys("")).isEmpty();
+        assertThat(Files.exists(root.resolve("race"))).isFalse();
+    }
+
+    @Test
+    void fileNamesAreReadableAndEscapedWhereNeeded() {
+        put("data/00ab/0000000000000001", bytes(1));
+        put("u/\u00e9t\u00e9", bytes(1));
+        put("u/100%", bytes(1));
+        assertThat(Files.isRegularFile(root.resolve("data/00ab/0000000000000001"))).isTrue();
+        assertThat(Files.isRegularFile(root.resolve("u/%C3%A9t%C3%A9"))).isTrue();
+        assertThat(Files.isRegularFile(root.resolve("u/100%25"))).isTrue();
+        assertThat(FileObjectStore.decodeName("bad%zz%4")).isEqualTo("bad%zz%4");
+    }
+
+    @Test
+    void partsSmallerThanTheMinimumAreRefusedAtComplete() {
+        try (ObjectStore small = ObjectStores.open(root.toUri() + "?minPartSizeBytes=100")) {
+            ObjectStore.MultipartUpload upload = await(small.startMultipart("too-small"));
+            uploadPart(upload, 1, bytes(99));
+            uploadPart(upload, 2, bytes(10));
+            assertThat(failure(upload.complete())).isInstanceOf(ObjectStoreException.class)
+                    .hasMessageContaining("part 1").hasMessageContaining("100");
+            uploadPart(upload, 1, bytes(100));
+            await(upload.complete());
+            assertThat(await(small.head("too-small")).orElseThrow().sizeBytes()).isEqualTo(110);
+            ByteBuf late = Unpooled.wrappedBuffer("late".getBytes(StandardCharsets.UTF_8));
+            try {
+                assertThat(failure(upload.uploadPart(3, late))).hasMessageContaining("completed");
+            } finally {
+                late.release();
+            }
+        }
+    }
+
+    @Test
+    void aPartAfterAbortFails() {
+        ObjectStore.MultipartUpload upload = await(store.startMultipart("gone"));
+        await(upload.abort());
+        assertThat(failure(upload.uploadPart(1, Unpooled.EMPTY_BUFFER))).hasMessageContaining("aborted");
+        assertThat(failure(upload.complete())).hasMessageContaining("aborted");
+    }
+}
