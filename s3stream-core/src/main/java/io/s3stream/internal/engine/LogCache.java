@@ -117,7 +117,8 @@ final class LogCache {
     long insertAndGetActiveBytes(CachedBatch batch) {
         lock.lock();
         try {
-            Run run = active.runs.get(batch.streamId);
+            List<Run> streamRuns = active.runs.get(batch.streamId);
+            Run run = streamRuns == null ? null : streamRuns.getLast();
             if (run == null || run.epoch != batch.epoch || run.endOffset != batch.baseOffset) {
                 run = new Run(active, batch.streamId, batch.epoch, batch.baseOffset);
                 active.runs.computeIfAbsent(batch.streamId, k -> new ArrayList<>(1)).add(run);

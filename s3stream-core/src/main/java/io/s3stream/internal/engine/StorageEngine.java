@@ -305,6 +305,7 @@ public final class StorageEngine implements StreamStorage {
             return CompletableFuture.failedFuture(e);
         }
         CachedBatch pending;
+        CompletableFuture<WalAppendResult> walFuture;
         sequencer.lock();
         try {
             refused = refusal(handle);
@@ -318,7 +319,6 @@ public final class StorageEngine implements StreamStorage {
             pending = new CachedBatch(handle.streamId(), handle, handle.epoch(), baseOffset, batch.count(), record,
                     new CompletableFuture<>());
             handle.nextOffset = baseOffset + batch.count();
-            CompletableFuture<WalAppendResult> walFuture;
             try {
                 walFuture = wal.append(record);
             } catch (RuntimeException e) {
@@ -329,7 +329,8 @@ public final class StorageEngine implements StreamStorage {
         } finally {
             sequencer.unlock();
         }
-        pending.walFuture.whenComplete(drainOnCompletion);
+        // `pending.walFuture` may already be processed and cleared by a drain on another thread: use the local.
+        walFuture.whenComplete(drainOnCompletion);
         return pending.userFuture;
     }
 

@@ -299,6 +299,81 @@ class StorageEngineTest {
     }
 
     @Test
+    void aFailingObjectStoreTurnsIntoBackPressureAndNothingAcknowledgedIsLost() throws Exception {
+        String storeName = "bp-" + java.util.UUID.randomUUID();
+        try {
+            StreamStorage storage = fixture.open(1, b -> b.objectStore("faulty://" + storeName)
+                    .backpressureTimeout(Duration.ofMillis(500)));
+            var faults = io.s3stream.testing.FaultyObjectStoreProvider.faults(storeName);
+            faults.on(io.s3stream.testing.FaultInjectingObjectStore.Operation.PUT).always()
+                    .failRetriable("503 SlowDown");
+            Stream s = storage.createStream(StreamOptions.defaults()).get();
+            io.s3stream.OverCapacityException refused = null;
+            int acknowledged = 0;
+            for (int i = 0; i < 2000 && refused == null; i++) {
+                byte[] data = payload(16 * 1024);
+                try {
+                    append(s, 1, data);
+                    acknowledged++;
+                } catch (ExecutionException e) {
+                    assertThat(e.getCause()).isInstanceOf(io.s3stream.OverCapacityException.class);
+                    refused = (io.s3stream.OverCapacityException) e.getCause();
+                }
+            }
+            assertThat(refused).as("a log cache that cannot upload fills up and refuses appends").isNotNull();
+            assertThat(refused).hasMessageContaining("logCacheBytes").hasMessageContaining("not keeping up");
+            assertThat(refused.isRetriable()).isTrue();
+            assertThat(acknowledged).isGreaterThan(100);
+            assertThat(s.confirmedOffset()).isEqualTo(acknowledged);
+            readAllAndCheck(s, 0, 1 << 20); // everything acknowledged is readable from the log cache
+
+            faults.clearFaults(); // the store recovers: uploads drain the cache and appends flow again
+            append(s, 1, payload(100));
+            s.close().get(30, TimeUnit.SECONDS);
+            storage.close();
+
+            StreamStorage other = fixture.open(2, b -> b.objectStore("faulty://" + storeName));
+            Stream moved = other.openStream(s.streamId(), 1).get();
+            assertThat(moved.confirmedOffset()).isEqualTo(acknowledged + 1);
+            readAllAndCheck(moved, 0, 1 << 20);
+        } finally {
+            io.s3stream.testing.FaultyObjectStoreProvider.forget(storeName);
+        }
+    }
+
+    @Test
+    void aCorruptObjectIsReportedNeverReturned() throws Exception {
+        String storeName = "corrupt-" + java.util.UUID.randomUUID();
+        try {
+            StreamStorage storage = fixture.open(1, b -> b.objectStore("faulty://" + storeName));
+            Stream s = storage.createStream(StreamOptions.defaults()).get();
+            for (int i = 0; i < 20; i++) {
+                append(s, 1, payload(1000));
+            }
+            s.close().get(10, TimeUnit.SECONDS);
+            // Flip one byte inside the first data block of every object.
+            var store = io.s3stream.testing.FaultyObjectStoreProvider.faults(storeName).delegate();
+            for (var info : store.list("data/").get()) {
+                io.netty.buffer.ByteBuf bytes = store.get(info.key()).get();
+                try {
+                    bytes.setByte(100, bytes.getByte(100) ^ 0x40);
+                    store.put(info.key(), bytes).get();
+                } finally {
+                    bytes.release();
+                }
+            }
+            // A fresh node has nothing cached: the read must go to the (damaged) objects.
+            StreamStorage other = fixture.open(2, b -> b.objectStore("faulty://" + storeName));
+            Stream reopened = other.openStream(s.streamId(), 1).get();
+            assertThatThrownBy(() -> reopened.fetch(0, 20, 100_000).get(10, TimeUnit.SECONDS).close())
+                    .hasCauseInstanceOf(io.s3stream.CorruptDataException.class)
+                    .hasMessageContaining("data/");
+        } finally {
+            io.s3stream.testing.FaultyObjectStoreProvider.forget(storeName);
+        }
+    }
+
+    @Test
     void closeUploadsEverythingSoARestartNeedsNoWal() throws Exception {
         StreamStorage storage = fixture.open(1, b -> b.uploadInterval(Duration.ofMinutes(10)));
         Stream s = storage.createStream(StreamOptions.defaults()).get();
