@@ -29,6 +29,9 @@ public interface StreamStorage extends AutoCloseable {
      */
     CompletableFuture<Stream> openStream(long streamId, long epoch);
 
+    /** The key-value space shared by every node on this object store. */
+    KeyValues keyValues();
+
     /** Counters of the engine and its object store. */
     StorageMetrics metrics();
 

@@ -86,6 +86,16 @@ public interface MetadataStore extends AutoCloseable {
 
     CompletableFuture<Void> deleteKv(String key);
 
+    /** Every key starting with {@code prefix}, with its value, in key order. */
+    CompletableFuture<java.util.SortedMap<String, byte[]>> listKv(String prefix);
+
+    /**
+     * Sets {@code key} to {@code value} only if its current value equals {@code expected} (byte for byte), or, with
+     * {@code expected == null}, only if the key is absent. {@code value == null} deletes the key. Returns whether the
+     * change was made; among concurrent callers expecting the same current value exactly one succeeds.
+     */
+    CompletableFuture<Boolean> compareAndSetKv(String key, byte[] expected, byte[] value);
+
     @Override
     void close();
 }

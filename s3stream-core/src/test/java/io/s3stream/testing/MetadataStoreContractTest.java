@@ -1042,6 +1042,49 @@ public abstract class MetadataStoreContractTest {
         }
 
         @Test
+        void listByPrefixIsOrderedAndExact() {
+            join(store.putKv("topics/b", new byte[] {2}));
+            join(store.putKv("topics/a", new byte[] {1}));
+            join(store.putKv("topicsx", new byte[] {3}));
+            join(store.putKv("other", new byte[] {4}));
+            java.util.SortedMap<String, byte[]> listed = join(store.listKv("topics/"));
+            assertEquals(List.of("topics/a", "topics/b"), new ArrayList<>(listed.keySet()));
+            assertArrayEquals(new byte[] {2}, listed.get("topics/b"));
+            assertEquals(4, join(store.listKv("")).size());
+        }
+
+        @Test
+        void compareAndSetCreatesReplacesAndDeletesOnlyOnMatch() {
+            assertTrue(join(store.compareAndSetKv("lease", null, new byte[] {1})));
+            assertFalse(join(store.compareAndSetKv("lease", null, new byte[] {2})), "already exists");
+            assertFalse(join(store.compareAndSetKv("lease", new byte[] {9}, new byte[] {2})), "wrong expectation");
+            assertTrue(join(store.compareAndSetKv("lease", new byte[] {1}, new byte[] {2})));
+            assertArrayEquals(new byte[] {2}, join(store.getKv("lease")).orElseThrow());
+            assertTrue(join(store.compareAndSetKv("lease", new byte[] {2}, null)));
+            assertEquals(Optional.empty(), join(store.getKv("lease")));
+        }
+
+        @Test
+        void concurrentCompareAndSetHasExactlyOneWinner() throws Exception {
+            int threads = 8;
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+            try {
+                List<java.util.concurrent.Future<Boolean>> results = new ArrayList<>();
+                for (int i = 0; i < threads; i++) {
+                    byte[] mine = {(byte) i};
+                    results.add(pool.submit(() -> join(store.compareAndSetKv("race", null, mine))));
+                }
+                int winners = 0;
+                for (var r : results) {
+                    winners += r.get() ? 1 : 0;
+                }
+                assertEquals(1, winners);
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+
+        @Test
         void badArgumentsFailTheFutureInsteadOfThrowing() {
             assertFails(RuntimeException.class, () -> store.putKv(null, new byte[0]));
             assertFails(RuntimeException.class, () -> store.putKv("k", null));

@@ -86,6 +86,32 @@ public final class StorageEngine implements StreamStorage {
     private volatile boolean closed;
     private final LongAdder appendedBatches = new LongAdder();
     private final LongAdder appendedBytes = new LongAdder();
+    private final io.s3stream.KeyValues keyValues = new io.s3stream.KeyValues() {
+        @Override
+        public CompletableFuture<Optional<byte[]>> get(String key) {
+            return metadata.getKv(key);
+        }
+
+        @Override
+        public CompletableFuture<Void> put(String key, byte[] value) {
+            return metadata.putKv(key, value);
+        }
+
+        @Override
+        public CompletableFuture<Void> delete(String key) {
+            return metadata.deleteKv(key);
+        }
+
+        @Override
+        public CompletableFuture<java.util.SortedMap<String, byte[]>> list(String prefix) {
+            return metadata.listKv(prefix);
+        }
+
+        @Override
+        public CompletableFuture<Boolean> compareAndSet(String key, byte[] expected, byte[] value) {
+            return metadata.compareAndSetKv(key, expected, value);
+        }
+    };
 
     private StorageEngine(StorageConfig config, ObjectStorage objects, MetadataStore metadata, long nodeEpoch,
                           WriteAheadLog wal) {
@@ -444,6 +470,11 @@ public final class StorageEngine implements StreamStorage {
 
     long nodeEpoch() {
         return nodeEpoch;
+    }
+
+    @Override
+    public io.s3stream.KeyValues keyValues() {
+        return keyValues;
     }
 
     @Override

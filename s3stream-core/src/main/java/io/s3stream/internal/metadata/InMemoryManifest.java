@@ -575,6 +575,35 @@ final class InMemoryManifest {
         kv.remove(key);
     }
 
+    synchronized java.util.SortedMap<String, byte[]> listKv(String prefix) {
+        expirePrepared();
+        Objects.requireNonNull(prefix, "prefix");
+        java.util.TreeMap<String, byte[]> out = new java.util.TreeMap<>();
+        for (Map.Entry<String, byte[]> e : kv.tailMap(prefix, true).entrySet()) {
+            if (!e.getKey().startsWith(prefix)) {
+                break;
+            }
+            out.put(e.getKey(), e.getValue().clone());
+        }
+        return out;
+    }
+
+    synchronized boolean compareAndSetKv(String key, byte[] expected, byte[] value) {
+        expirePrepared();
+        Objects.requireNonNull(key, "key");
+        byte[] current = kv.get(key);
+        boolean matches = expected == null ? current == null : current != null && java.util.Arrays.equals(current, expected);
+        if (!matches) {
+            return false;
+        }
+        if (value == null) {
+            kv.remove(key);
+        } else {
+            kv.put(key, value.clone());
+        }
+        return true;
+    }
+
     // ---------------------------------------------------------------------------------------------- entries
 
     /** Mutable state of one stream; guarded by the manifest's monitor. */

@@ -220,6 +220,16 @@ public final class InMemoryMetadataStore implements MetadataStore {
         return run(() -> manifest.deleteKv(key));
     }
 
+    @Override
+    public CompletableFuture<java.util.SortedMap<String, byte[]>> listKv(String prefix) {
+        return call(() -> manifest.listKv(prefix));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> compareAndSetKv(String key, byte[] expected, byte[] value) {
+        return call(() -> manifest.compareAndSetKv(key, expected, value));
+    }
+
     /** Closes this handle; idempotent. The manifest (possibly shared with other handles) keeps its state. */
     @Override
     public void close() {

@@ -1,0 +1,30 @@
+package io.s3stream;
+
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A small key-value space kept in the manifest beside the streams, for the embedding system's own metadata (for
+ * example topic partition → stream id, topic configs, consumer-group offsets). Every node sharing the object store
+ * sees the same space; changes are durable once their future completes. Meant for kilobytes per key and thousands of
+ * keys, not for bulk data: put bulk data in streams.
+ */
+public interface KeyValues {
+
+    CompletableFuture<Optional<byte[]>> get(String key);
+
+    CompletableFuture<Void> put(String key, byte[] value);
+
+    CompletableFuture<Void> delete(String key);
+
+    /** Every key starting with {@code prefix}, in key order. */
+    CompletableFuture<SortedMap<String, byte[]>> list(String prefix);
+
+    /**
+     * Sets {@code key} to {@code value} only if it currently holds {@code expected} ({@code null}: only if absent);
+     * {@code value == null} deletes. Returns whether the change was made. The primitive for leases and for creating a
+     * name exactly once across nodes.
+     */
+    CompletableFuture<Boolean> compareAndSet(String key, byte[] expected, byte[] value);
+}
