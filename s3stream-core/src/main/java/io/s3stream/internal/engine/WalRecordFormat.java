@@ -67,17 +67,28 @@ public final class WalRecordFormat {
         buf.writeLong(baseOffset);
         buf.writeInt(length);
         buf.writeInt(0); // CRC placeholder
-        buf.writeBytes(payload.duplicate());
-        buf.setInt(CRC_OFFSET, crc(buf, 0));
+        if (length > 0) {
+            // An absolute bulk copy: no duplicate of the caller's buffer, and its position stays where it was. The
+            // internal view spans the whole pooled chunk, positioned at our region: index from its position, not 0.
+            ByteBuffer target = buf.internalNioBuffer(HEADER_SIZE, length);
+            target.put(target.position(), payload, payload.position(), length);
+        }
+        buf.writerIndex(HEADER_SIZE + length);
+        buf.setInt(CRC_OFFSET, crc(buf, 0, true));
         return buf;
     }
 
-    private static int crc(ByteBuf buf, int start) {
+    /**
+     * CRC32C of the header (without the CRC field) and the payload. {@code owned}: the caller is the buffer's only user,
+     * so its cached internal NIO view may be used (no allocation); otherwise fresh views are made.
+     */
+    private static int crc(ByteBuf buf, int start, boolean owned) {
         CRC32C crc = new CRC32C();
         int length = buf.getInt(start + PAYLOAD_LENGTH_OFFSET);
-        crc.update(buf.nioBuffer(start, CRC_OFFSET));
+        crc.update(owned ? buf.internalNioBuffer(start, CRC_OFFSET) : buf.nioBuffer(start, CRC_OFFSET));
         if (length > 0) {
-            crc.update(buf.nioBuffer(start + HEADER_SIZE, length));
+            crc.update(owned ? buf.internalNioBuffer(start + HEADER_SIZE, length)
+                    : buf.nioBuffer(start + HEADER_SIZE, length));
         }
         return (int) crc.getValue();
     }
@@ -106,7 +117,7 @@ public final class WalRecordFormat {
                     + (size - HEADER_SIZE) + " bytes");
         }
         int expected = buf.getInt(start + CRC_OFFSET);
-        int actual = crc(buf, start);
+        int actual = crc(buf, start, false);
         if (expected != actual) {
             throw new CorruptDataException(String.format("%s: WAL record CRC32C mismatch (stored 0x%08x, computed 0x%08x)",
                     where, expected, actual));
