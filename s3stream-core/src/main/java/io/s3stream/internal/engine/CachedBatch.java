@@ -72,9 +72,4 @@ final class CachedBatch {
     ByteBuf retainedPayload() {
         return record.retainedSlice(record.readerIndex() + WalRecordFormat.HEADER_SIZE, payloadBytes());
     }
-
-    /** The payload without retaining it (valid while the cache holds the batch). */
-    ByteBuf payload() {
-        return record.slice(record.readerIndex() + WalRecordFormat.HEADER_SIZE, payloadBytes());
-    }
 }

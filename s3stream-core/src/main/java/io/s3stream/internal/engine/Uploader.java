@@ -268,7 +268,9 @@ final class Uploader implements AutoCloseable {
         try (ObjectBuilder builder = new ObjectBuilder(alloc, blockSizeBytes)) {
             for (LogCache.Run run : runs) {
                 for (CachedBatch b : run.batches) {
-                    builder.add(b.streamId, b.baseOffset, b.count, b.payload());
+                    // The uploader thread is the only user of a cached record's internal NIO view.
+                    builder.add(b.streamId, b.baseOffset, b.count, b.record,
+                            b.record.readerIndex() + WalRecordFormat.HEADER_SIZE, b.payloadBytes(), true);
                 }
                 StreamRange last = ranges.isEmpty() ? null : ranges.getLast();
                 if (last != null && last.streamId() == run.streamId && last.endOffset() == run.startOffset

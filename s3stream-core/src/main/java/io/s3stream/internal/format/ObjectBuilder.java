@@ -83,6 +83,17 @@ public final class ObjectBuilder implements AutoCloseable {
      */
     public void add(long streamId, long baseOffset, int count, ByteBuf payload) {
         Objects.requireNonNull(payload, "payload");
+        add(streamId, baseOffset, count, payload, payload.readerIndex(), payload.readableBytes(), false);
+    }
+
+    /**
+     * {@link #add(long, long, int, ByteBuf)} for {@code length} bytes of {@code source} at {@code index}, without a
+     * slice. With {@code exclusiveView}, the source's cached internal NIO view is used for the copy (no allocation):
+     * allowed only when no other thread can use that buffer's internal view meanwhile.
+     */
+    public void add(long streamId, long baseOffset, int count, ByteBuf source, int index, int length,
+                    boolean exclusiveView) {
+        Objects.requireNonNull(source, "source");
         requireOpen("add");
         if (count < 1) {
             throw new IllegalArgumentException("stream " + streamId + ": batch at base offset " + baseOffset
@@ -102,7 +113,7 @@ public final class ObjectBuilder implements AutoCloseable {
                     + " is not contiguous: the previous batch ends at " + blockEndOffset + ", so expected base offset "
                     + blockEndOffset);
         }
-        int payloadLength = payload.readableBytes();
+        int payloadLength = length;
         long batchSize = (long) BATCH_HEADER_SIZE + payloadLength;
         boolean newBlock = !sameStream
                 || blockSize + batchSize + BLOCK_CRC_SIZE > targetBlockSizeBytes
@@ -126,7 +137,18 @@ public final class ObjectBuilder implements AutoCloseable {
         block.writeLong(baseOffset);
         block.writeInt(count);
         block.writeInt(payloadLength);
-        block.writeBytes(payload, payload.readerIndex(), payloadLength);
+        if (payloadLength > 0) {
+            if (exclusiveView && source.nioBufferCount() == 1) {
+                java.nio.ByteBuffer from = source.internalNioBuffer(index, payloadLength);
+                int at = block.writerIndex();
+                java.nio.ByteBuffer to = block.internalNioBuffer(at, payloadLength);
+                // Both views span whole pooled chunks, positioned at the regions: index from their positions.
+                to.put(to.position(), from, from.position(), payloadLength);
+                block.writerIndex(at + payloadLength);
+            } else {
+                block.writeBytes(source, index, payloadLength);
+            }
+        }
         blockSize += (int) batchSize;
         blockBatchCount++;
         blockEndOffset = baseOffset + count;

@@ -187,7 +187,8 @@ public final class InMemoryWal implements WriteAheadLog {
             if (size > 0) {
                 // The internal view spans the pooled chunk, positioned at our region: index from its position.
                 java.nio.ByteBuffer target = data.internalNioBuffer(0, size);
-                target.put(target.position(), record.nioBuffer(record.readerIndex(), size), 0, size);
+                java.nio.ByteBuffer source = record.nioBuffer(record.readerIndex(), size);
+                target.put(target.position(), source, source.position(), size);
             }
             data.writerIndex(size);
             Record r = new Record(log.writePosition, data);
