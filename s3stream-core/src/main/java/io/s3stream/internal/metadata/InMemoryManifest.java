@@ -690,7 +690,8 @@ public final class InMemoryManifest {
             if (e == null) {
                 throw new MetadataConflictException("object " + id + " is unknown");
             }
-            if (e.state != ObjectState.MARKED_FOR_DELETION && e.state != ObjectState.DELETED) {
+            boolean due = e.state == ObjectState.PREPARED && !now().isBefore(e.deadline); // expired, not yet marked
+            if (e.state != ObjectState.MARKED_FOR_DELETION && e.state != ObjectState.DELETED && !due) {
                 throw new MetadataConflictException("object " + id + " is " + e.state
                         + ", not MARKED_FOR_DELETION; it must not be deleted from the bucket");
             }
