@@ -104,6 +104,8 @@ public final class ManifestMetadataStore implements MetadataStore {
 
     private static final System.Logger LOG = System.getLogger(ManifestMetadataStore.class.getName());
     private static final int FETCH_WINDOW = 32;
+    /** What {@link #claim} returns when the entry that beat us vanished before we could read it. */
+    private static final byte[] VANISHED = new byte[0];
 
     private final ObjectStore store;
     private final InstantSource clock;
@@ -310,11 +312,11 @@ public final class ManifestMetadataStore implements MetadataStore {
     /** Runs on the conductor: validate, claim the next number, apply; see the class comment. */
     private Object doCommit(ManifestOp op) {
         checkUsable();
-        if (freshAt == null || clock.instant().isAfter(freshAt.plusMillis(config.gcGraceMs() / 2))) {
-            refresh();
-        }
         boolean confirmed = false; // whether a refusal was confirmed against the log tip
         for (int race = 0; ; race++) {
+            if (stale()) {
+                refresh(); // checked on every round: a long run of lost races must not outlive the GC grace
+            }
             Instant at = clock.instant();
             if (at.isBefore(logTime)) {
                 at = logTime; // log time never goes back, whatever this node's clock says
@@ -347,6 +349,10 @@ public final class ManifestMetadataStore implements MetadataStore {
             ManifestFormat.Entry entry = new ManifestFormat.Entry(seq, writerId, ++writerCounter, at, List.of(op));
             byte[] bytes = ManifestFormat.encodeEntry(entry);
             byte[] winner = claim(seq, bytes);
+            if (winner == VANISHED) {
+                freshAt = null; // an entry disappeared under us: re-read from the latest checkpoint
+                continue;
+            }
             if (winner == bytes) {
                 Object result = applyEntry(entry, bytes.length);
                 counters.commits.incrementAndGet();
@@ -376,6 +382,7 @@ public final class ManifestMetadataStore implements MetadataStore {
             if (attempt > 1) {
                 backoff(attempt - 1);
             }
+            boolean taken = false; // the store answered "exists"
             try {
                 counters.puts.incrementAndGet();
                 ByteBuf data = Unpooled.wrappedBuffer(bytes);
@@ -384,6 +391,7 @@ public final class ManifestMetadataStore implements MetadataStore {
                 if (await(put)) {
                     return bytes;
                 }
+                taken = true;
             } catch (ObjectStoreException e) {
                 if (!e.isRetriable()) {
                     throw failure("create " + key, e);
@@ -398,6 +406,10 @@ public final class ManifestMetadataStore implements MetadataStore {
                 byte[] there = toBytes(await(store.get(key)));
                 return Arrays.equals(there, bytes) ? bytes : there;
             } catch (ObjectNotFoundException e) {
+                if (taken) {
+                    // It existed a moment ago (the create said so) and is gone: garbage collection overtook us.
+                    return VANISHED;
+                }
                 // our create did not land: try again
             } catch (ObjectStoreException e) {
                 if (!e.isRetriable()) {
@@ -435,11 +447,16 @@ public final class ManifestMetadataStore implements MetadataStore {
 
     // ================================================================================================ refresh
 
+    /** Whether the view was last confirmed current so long ago that entries it misses may have been deleted. */
+    private boolean stale() {
+        return freshAt == null || clock.instant().isAfter(freshAt.plusMillis(config.gcGraceMs() / 2));
+    }
+
     /** Applies every entry after {@code viewSeq}; returns how many. Runs on the conductor (or at start-up). */
     private int refresh() {
         int applied = 0;
         Instant started = clock.instant();
-        if (freshAt == null || started.isAfter(freshAt.plusMillis(config.gcGraceMs() / 2))) {
+        if (stale()) {
             // Long out of touch: entries we miss may be gone; a newer checkpoint covers them.
             List<ObjectInfo> checkpoints = list(checkpointPrefix);
             if (!checkpoints.isEmpty() && seqOf(checkpoints.getLast().key(), checkpointPrefix) > viewSeq + 1) {
