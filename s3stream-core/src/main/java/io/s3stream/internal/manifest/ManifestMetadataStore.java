@@ -841,6 +841,11 @@ public final class ManifestMetadataStore implements MetadataStore {
 
     // ================================================================================================ for tests
 
+    /** The random id this instance writes into its entries. */
+    long writerId() {
+        return writerId;
+    }
+
     /** Sequence number of the last entry in the view. */
     public long viewSeq() {
         return viewSeq;
