@@ -15,7 +15,9 @@ module io.s3stream.core {
     uses io.s3stream.spi.MetadataStoreProvider;
 
     provides io.s3stream.spi.WriteAheadLogProvider with io.s3stream.internal.wal.InMemoryWalProvider;
-    provides io.s3stream.spi.MetadataStoreProvider with io.s3stream.internal.metadata.InMemoryMetadataStoreProvider;
+    provides io.s3stream.spi.MetadataStoreProvider with
+            io.s3stream.internal.metadata.InMemoryMetadataStoreProvider,
+            io.s3stream.internal.manifest.ManifestMetadataStoreProvider;
     provides io.s3stream.spi.ObjectStoreProvider with
             io.s3stream.internal.store.FileObjectStoreProvider,
             io.s3stream.internal.store.MemObjectStoreProvider;

@@ -28,6 +28,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.PriorityQueue;
 import java.util.Set;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
@@ -43,7 +44,7 @@ import java.util.TreeSet;
  * <h2>Atomicity</h2>
  * Each mutating method first validates everything against the current state and only then mutates. No validation
  * happens after the first mutation, so a thrown exception always means "nothing changed". The one exception is the
- * lazy expiry of prepared object ids ({@link #expirePrepared()}), which runs at the start of every call: it is
+ * lazy expiry of prepared object ids ({@link #expirePrepared()}), which runs at the start of every mutation: it is
  * driven by time, not by the call, and would have happened at the deadline in a store with a background timer.
  *
  * <h2>Indexes</h2>
@@ -52,8 +53,17 @@ import java.util.TreeSet;
  * stream never overlap: uploads only extend past the end offset and compaction outputs lie inside the inputs they
  * replace. So a lookup is one {@code floorKey} plus an in-order walk, and a trim visits only the ranges it kills.
  * Each object counts its live ranges; it is marked for deletion when the count reaches zero.
+ *
+ * <h2>Replay (shared with the durable manifest)</h2>
+ * {@link #apply(ManifestOp, Instant)} runs one operation as of a given instant and {@link #check(ManifestOp, Instant)}
+ * validates it without changing anything; both run exactly the rules of the synchronous methods, so
+ * {@code io.s3stream.internal.manifest.ManifestMetadataStore} replays its log through the same code that serves the
+ * in-memory store. Mutations take their time from that instant (commit times, prepared deadlines, expiry); reads use
+ * the clock and never mutate: a prepared id past its deadline is <em>reported</em> as marked for deletion until the
+ * next mutation marks it. That keeps replay deterministic: what a replica's clock says never changes its state.
+ * {@link #snapshot()} and {@link #restore} copy the whole state out and back for checkpoints.
  */
-final class InMemoryManifest {
+public final class InMemoryManifest {
 
     /** Type reported for object ids that were never committed: the SPI record has no "unknown" type. */
     static final ObjectType UNCOMMITTED_TYPE = ObjectType.STREAM_SET;
@@ -68,16 +78,95 @@ final class InMemoryManifest {
     private long nextStreamId;
     private long nextObjectId;
 
-    InMemoryManifest(InstantSource clock) {
+    /** Instant at which the running mutation applies; null outside {@link #apply} and {@link #check}. */
+    private Instant pinned;
+
+    /** An empty manifest; {@code clock} is the time of direct calls and of reads. */
+    public InMemoryManifest(InstantSource clock) {
         this.clock = Objects.requireNonNull(clock, "clock");
+    }
+
+    private Instant now() {
+        return pinned != null ? pinned : clock.instant();
+    }
+
+    // ---------------------------------------------------------------------------------------------- replay
+
+    /**
+     * Applies {@code op} as of {@code at}: expires prepared ids due by then and runs the operation. Returns what the
+     * matching SPI method returns (node epoch, {@link StreamMetadata}, first object id, {@link Boolean}, or null);
+     * throws the SPI's typed exceptions and then changed nothing but the expiry.
+     */
+    public synchronized Object apply(ManifestOp op, Instant at) {
+        pinned = Objects.requireNonNull(at, "at");
+        try {
+            expirePrepared();
+            return dispatch(op, false);
+        } finally {
+            pinned = null;
+        }
+    }
+
+    /**
+     * Validates {@code op} as of {@code at} without changing anything: throws what {@link #apply} would throw. For
+     * {@link ManifestOp.CompareAndSetKv} returns whether the expected value matches; otherwise null.
+     */
+    public synchronized Object check(ManifestOp op, Instant at) {
+        pinned = Objects.requireNonNull(at, "at");
+        try {
+            return dispatch(op, true);
+        } finally {
+            pinned = null;
+        }
+    }
+
+    private Object dispatch(ManifestOp op, boolean dryRun) {
+        Objects.requireNonNull(op, "op");
+        return switch (op) {
+            case ManifestOp.RegisterNode o -> doRegisterNode(o.nodeId(), dryRun);
+            case ManifestOp.CreateStream o ->
+                    doCreateStream(o.nodeId(), o.nodeEpoch(), new StreamOptions(o.startOffset(), o.tags()), dryRun);
+            case ManifestOp.OpenStream o -> doOpenStream(o.streamId(), o.epoch(), o.nodeId(), o.nodeEpoch(), dryRun);
+            case ManifestOp.CloseStream o -> doCloseStream(o.streamId(), o.epoch(), o.nodeId(), o.nodeEpoch(), dryRun);
+            case ManifestOp.TrimStream o -> doTrimStream(o.streamId(), o.epoch(), o.newStartOffset(), dryRun);
+            case ManifestOp.DeleteStream o -> {
+                doDeleteStream(o.streamId(), o.epoch(), dryRun);
+                yield null;
+            }
+            case ManifestOp.PrepareObjects o -> doPrepareObjects(o.count(), Duration.ofNanos(o.timeToLiveNanos()), dryRun);
+            case ManifestOp.CommitObjects o -> {
+                doCommitObjects(o.request(), dryRun);
+                yield null;
+            }
+            case ManifestOp.ObjectsDeleted o -> {
+                doObjectsDeleted(o.objectIds(), dryRun);
+                yield null;
+            }
+            case ManifestOp.PutKv o -> {
+                doPutKv(o.key(), o.value(), dryRun);
+                yield null;
+            }
+            case ManifestOp.DeleteKv o -> {
+                doDeleteKv(o.key(), dryRun);
+                yield null;
+            }
+            case ManifestOp.CompareAndSetKv o -> doCompareAndSetKv(o.key(), o.expected(), o.value(), dryRun);
+        };
     }
 
     // ---------------------------------------------------------------------------------------------- nodes
 
     synchronized long registerNode(long nodeId) {
         expirePrepared();
+        return doRegisterNode(nodeId, false);
+    }
+
+    private Long doRegisterNode(long nodeId, boolean dryRun) {
         if (nodeId < 0) {
             throw new IllegalArgumentException("node id must be >= 0, was " + nodeId);
+        }
+        if (dryRun) {
+            return null;
         }
         return nodeEpochs.merge(nodeId, 1L, Long::sum);
     }
@@ -101,8 +190,15 @@ final class InMemoryManifest {
 
     synchronized StreamMetadata createStream(long nodeId, long nodeEpoch, StreamOptions options) {
         expirePrepared();
+        return doCreateStream(nodeId, nodeEpoch, options, false);
+    }
+
+    private StreamMetadata doCreateStream(long nodeId, long nodeEpoch, StreamOptions options, boolean dryRun) {
         Objects.requireNonNull(options, "options");
         checkNode(nodeId, nodeEpoch);
+        if (dryRun) {
+            return null;
+        }
         StreamEntry s = new StreamEntry(nextStreamId++, options.startOffset(), options.tags());
         s.state = StreamState.OPENED;
         s.ownerNodeId = nodeId;
@@ -112,6 +208,10 @@ final class InMemoryManifest {
 
     synchronized StreamMetadata openStream(long streamId, long epoch, long nodeId, long nodeEpoch) {
         expirePrepared();
+        return doOpenStream(streamId, epoch, nodeId, nodeEpoch, false);
+    }
+
+    private StreamMetadata doOpenStream(long streamId, long epoch, long nodeId, long nodeEpoch, boolean dryRun) {
         checkNode(nodeId, nodeEpoch);
         StreamEntry s = liveStream(streamId);
         if (epoch < s.epoch) {
@@ -123,6 +223,9 @@ final class InMemoryManifest {
                     + " at epoch " + s.epoch + "; node " + s.ownerNodeId + " must close it before node " + nodeId
                     + " can open it");
         }
+        if (dryRun) {
+            return null;
+        }
         s.epoch = epoch;
         s.state = StreamState.OPENED;
         s.ownerNodeId = nodeId;
@@ -131,6 +234,10 @@ final class InMemoryManifest {
 
     synchronized StreamMetadata closeStream(long streamId, long epoch, long nodeId, long nodeEpoch) {
         expirePrepared();
+        return doCloseStream(streamId, epoch, nodeId, nodeEpoch, false);
+    }
+
+    private StreamMetadata doCloseStream(long streamId, long epoch, long nodeId, long nodeEpoch, boolean dryRun) {
         checkNode(nodeId, nodeEpoch);
         StreamEntry s = liveStream(streamId);
         checkCurrentEpoch(s, epoch, "close");
@@ -141,6 +248,9 @@ final class InMemoryManifest {
             throw new StreamFencedException("stream " + streamId + " is held open by node " + s.ownerNodeId
                     + " at epoch " + s.epoch + ", not by node " + nodeId + "; only its owner can close it");
         }
+        if (dryRun) {
+            return null;
+        }
         s.state = StreamState.CLOSED;
         s.ownerNodeId = -1;
         return s.toMetadata();
@@ -148,10 +258,17 @@ final class InMemoryManifest {
 
     synchronized StreamMetadata trimStream(long streamId, long epoch, long newStartOffset) {
         expirePrepared();
+        return doTrimStream(streamId, epoch, newStartOffset, false);
+    }
+
+    private StreamMetadata doTrimStream(long streamId, long epoch, long newStartOffset, boolean dryRun) {
         StreamEntry s = liveStream(streamId);
         checkCurrentEpoch(s, epoch, "trim");
         if (newStartOffset <= s.startOffset) {
             return s.toMetadata(); // moving backwards (or nowhere) is a no-op
+        }
+        if (dryRun) {
+            return null;
         }
         s.startOffset = newStartOffset;
         // Live ranges are disjoint and sorted, so the ones wholly below the new start are a prefix of the index.
@@ -170,10 +287,17 @@ final class InMemoryManifest {
 
     synchronized void deleteStream(long streamId, long epoch) {
         expirePrepared();
+        doDeleteStream(streamId, epoch, false);
+    }
+
+    private void doDeleteStream(long streamId, long epoch, boolean dryRun) {
         StreamEntry s = liveStream(streamId);
         if (epoch < s.epoch) {
             throw new StreamFencedException("stream " + streamId + " is at epoch " + s.epoch + "; deleting at epoch "
                     + epoch + " is fenced");
+        }
+        if (dryRun) {
+            return;
         }
         s.epoch = epoch;
         s.state = StreamState.DELETED;
@@ -184,14 +308,12 @@ final class InMemoryManifest {
         s.index.clear();
     }
 
-    synchronized Optional<StreamMetadata> getStream(long streamId) {
-        expirePrepared();
+    public synchronized Optional<StreamMetadata> getStream(long streamId) {
         StreamEntry s = streams.get(streamId);
         return s == null ? Optional.empty() : Optional.of(s.toMetadata());
     }
 
-    synchronized List<StreamMetadata> listStreams() {
-        expirePrepared();
+    public synchronized List<StreamMetadata> listStreams() {
         List<StreamMetadata> result = new ArrayList<>();
         for (StreamEntry s : streams.values()) {
             if (s.state != StreamState.DELETED) {
@@ -227,6 +349,10 @@ final class InMemoryManifest {
 
     synchronized long prepareObjects(int count, Duration timeToLive) {
         expirePrepared();
+        return doPrepareObjects(count, timeToLive, false);
+    }
+
+    private Long doPrepareObjects(int count, Duration timeToLive, boolean dryRun) {
         if (count < 1) {
             throw new IllegalArgumentException("count must be >= 1, was " + count);
         }
@@ -234,9 +360,12 @@ final class InMemoryManifest {
         if (timeToLive.isNegative() || timeToLive.isZero()) {
             throw new IllegalArgumentException("timeToLive must be positive, was " + timeToLive);
         }
+        if (dryRun) {
+            return null;
+        }
         Instant deadline;
         try {
-            deadline = clock.instant().plus(timeToLive);
+            deadline = now().plus(timeToLive);
         } catch (DateTimeException | ArithmeticException e) {
             deadline = Instant.MAX;
         }
@@ -252,7 +381,7 @@ final class InMemoryManifest {
 
     /** Marks every prepared id whose deadline has passed; entries committed meanwhile are simply dropped. */
     private void expirePrepared() {
-        Instant now = clock.instant();
+        Instant now = now();
         while (!preparedByDeadline.isEmpty() && !now.isBefore(preparedByDeadline.peek().deadline)) {
             ObjectEntry e = preparedByDeadline.poll();
             if (e.state == ObjectState.PREPARED) {
@@ -264,6 +393,10 @@ final class InMemoryManifest {
 
     synchronized void commitObjects(CommitRequest request) {
         expirePrepared();
+        doCommitObjects(request, false);
+    }
+
+    private void doCommitObjects(CommitRequest request, boolean dryRun) {
         Objects.requireNonNull(request, "request");
         checkNode(request.nodeId(), request.nodeEpoch());
         boolean compaction = !request.compactedObjectIds().isEmpty();
@@ -300,12 +433,15 @@ final class InMemoryManifest {
             }
             validateUpload(outputsByStream, newEndOffsets);
         }
+        if (dryRun) {
+            return;
+        }
 
         // 2. Apply.
         for (ObjectEntry input : inputs) {
             retire(input);
         }
-        long nowMs = clock.millis();
+        long nowMs = now().toEpochMilli();
         for (CommitRequest.NewObject o : request.objects()) {
             ObjectEntry e = objects.get(o.objectId());
             e.type = o.type();
@@ -335,6 +471,10 @@ final class InMemoryManifest {
         }
         switch (e.state) {
             case PREPARED -> {
+                if (!now().isBefore(e.deadline)) { // due but not yet marked: a dry run does not expire
+                    throw new MetadataConflictException("object " + objectId + " expired at " + e.deadline
+                            + " before it was committed");
+                }
             }
             case COMMITTED -> throw new MetadataConflictException("object " + objectId + " is already committed");
             case MARKED_FOR_DELETION -> throw new MetadataConflictException(e.expired
@@ -493,8 +633,7 @@ final class InMemoryManifest {
         }
     }
 
-    synchronized List<ObjectMetadata> getObjects(long streamId, long startOffset, long endOffset, int limit) {
-        expirePrepared();
+    public synchronized List<ObjectMetadata> getObjects(long streamId, long startOffset, long endOffset, int limit) {
         if (limit < 1) {
             throw new IllegalArgumentException("limit must be >= 1, was " + limit);
         }
@@ -516,17 +655,22 @@ final class InMemoryManifest {
         return result;
     }
 
-    synchronized List<ObjectMetadata> listObjects(ObjectState... states) {
-        expirePrepared();
+    public synchronized List<ObjectMetadata> listObjects(ObjectState... states) {
         Objects.requireNonNull(states, "states");
         Set<ObjectState> wanted = states.length == 0 ? EnumSet.allOf(ObjectState.class) : EnumSet.noneOf(ObjectState.class);
         for (ObjectState state : states) {
             wanted.add(Objects.requireNonNull(state, "state"));
         }
+        Instant now = clock.instant();
         List<ObjectMetadata> result = new ArrayList<>();
         for (ObjectEntry e : objects.values()) {
-            if (wanted.contains(e.state)) {
-                result.add(e.toMetadata());
+            ObjectState state = e.state == ObjectState.PREPARED && !now.isBefore(e.deadline)
+                    ? ObjectState.MARKED_FOR_DELETION // due: reported as the next mutation will mark it
+                    : e.state;
+            if (wanted.contains(state)) {
+                ObjectMetadata m = e.toMetadata();
+                result.add(state == e.state ? m : new ObjectMetadata(m.objectId(), m.type(), m.sizeBytes(),
+                        m.ranges(), m.nodeId(), m.committedAtMs(), state));
             }
         }
         return result;
@@ -534,6 +678,10 @@ final class InMemoryManifest {
 
     synchronized void objectsDeleted(List<Long> objectIds) {
         expirePrepared();
+        doObjectsDeleted(objectIds, false);
+    }
+
+    private void doObjectsDeleted(List<Long> objectIds, boolean dryRun) {
         Objects.requireNonNull(objectIds, "objectIds");
         List<ObjectEntry> entries = new ArrayList<>(objectIds.size());
         for (Long id : objectIds) {
@@ -542,11 +690,15 @@ final class InMemoryManifest {
             if (e == null) {
                 throw new MetadataConflictException("object " + id + " is unknown");
             }
-            if (e.state != ObjectState.MARKED_FOR_DELETION && e.state != ObjectState.DELETED) {
+            boolean due = e.state == ObjectState.PREPARED && !now().isBefore(e.deadline); // expired, not yet marked
+            if (e.state != ObjectState.MARKED_FOR_DELETION && e.state != ObjectState.DELETED && !due) {
                 throw new MetadataConflictException("object " + id + " is " + e.state
                         + ", not MARKED_FOR_DELETION; it must not be deleted from the bucket");
             }
             entries.add(e);
+        }
+        if (dryRun) {
+            return;
         }
         for (ObjectEntry e : entries) {
             e.state = ObjectState.DELETED;
@@ -555,8 +707,7 @@ final class InMemoryManifest {
 
     // ---------------------------------------------------------------------------------------------- key-value
 
-    synchronized Optional<byte[]> getKv(String key) {
-        expirePrepared();
+    public synchronized Optional<byte[]> getKv(String key) {
         Objects.requireNonNull(key, "key");
         byte[] value = kv.get(key);
         return value == null ? Optional.empty() : Optional.of(value.clone());
@@ -564,19 +715,30 @@ final class InMemoryManifest {
 
     synchronized void putKv(String key, byte[] value) {
         expirePrepared();
+        doPutKv(key, value, false);
+    }
+
+    private void doPutKv(String key, byte[] value, boolean dryRun) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(value, "value");
-        kv.put(key, value.clone());
+        if (!dryRun) {
+            kv.put(key, value.clone());
+        }
     }
 
     synchronized void deleteKv(String key) {
         expirePrepared();
-        Objects.requireNonNull(key, "key");
-        kv.remove(key);
+        doDeleteKv(key, false);
     }
 
-    synchronized java.util.SortedMap<String, byte[]> listKv(String prefix) {
-        expirePrepared();
+    private void doDeleteKv(String key, boolean dryRun) {
+        Objects.requireNonNull(key, "key");
+        if (!dryRun) {
+            kv.remove(key);
+        }
+    }
+
+    public synchronized java.util.SortedMap<String, byte[]> listKv(String prefix) {
         Objects.requireNonNull(prefix, "prefix");
         java.util.TreeMap<String, byte[]> out = new java.util.TreeMap<>();
         for (Map.Entry<String, byte[]> e : kv.tailMap(prefix, true).entrySet()) {
@@ -590,11 +752,15 @@ final class InMemoryManifest {
 
     synchronized boolean compareAndSetKv(String key, byte[] expected, byte[] value) {
         expirePrepared();
+        return doCompareAndSetKv(key, expected, value, false);
+    }
+
+    private Boolean doCompareAndSetKv(String key, byte[] expected, byte[] value, boolean dryRun) {
         Objects.requireNonNull(key, "key");
         byte[] current = kv.get(key);
         boolean matches = expected == null ? current == null : current != null && java.util.Arrays.equals(current, expected);
-        if (!matches) {
-            return false;
+        if (!matches || dryRun) {
+            return matches;
         }
         if (value == null) {
             kv.remove(key);
@@ -602,6 +768,76 @@ final class InMemoryManifest {
             kv.put(key, value.clone());
         }
         return true;
+    }
+
+    // ---------------------------------------------------------------------------------------------- snapshots
+
+    /**
+     * The whole state, in a form a checkpoint writes: every node epoch, stream (deleted ones included), object id
+     * (with its prepared deadline) and key. Indexes and live-range counts are not part of it; {@link #restore}
+     * derives them, because a committed object's live ranges are exactly its ranges of streams not deleted that end
+     * above the stream's start offset.
+     */
+    public record Snapshot(long nextStreamId, long nextObjectId, SortedMap<Long, Long> nodeEpochs,
+                           List<StreamMetadata> streams, List<ObjectSnapshot> objects, SortedMap<String, byte[]> kv) {
+    }
+
+    /** An object id in a {@link Snapshot}: its metadata, prepared deadline and whether it expired unused. */
+    public record ObjectSnapshot(ObjectMetadata metadata, Instant deadline, boolean expired) {
+    }
+
+    /** Copies the state out (values of the key-value space are shared, not copied: nobody mutates them). */
+    public synchronized Snapshot snapshot() {
+        List<StreamMetadata> s = new ArrayList<>(streams.size());
+        for (StreamEntry e : streams.values()) {
+            s.add(e.toMetadata());
+        }
+        List<ObjectSnapshot> o = new ArrayList<>(objects.size());
+        for (ObjectEntry e : objects.values()) {
+            o.add(new ObjectSnapshot(e.toMetadata(), e.deadline, e.expired));
+        }
+        return new Snapshot(nextStreamId, nextObjectId, new TreeMap<>(nodeEpochs), s, o, new TreeMap<>(kv));
+    }
+
+    /** A manifest holding {@code snapshot}'s state, with indexes rebuilt; {@code clock} as for the constructor. */
+    public static InMemoryManifest restore(Snapshot snapshot, InstantSource clock) {
+        InMemoryManifest m = new InMemoryManifest(clock);
+        m.nextStreamId = snapshot.nextStreamId();
+        m.nextObjectId = snapshot.nextObjectId();
+        m.nodeEpochs.putAll(snapshot.nodeEpochs());
+        for (StreamMetadata sm : snapshot.streams()) {
+            StreamEntry s = new StreamEntry(sm.streamId(), sm.startOffset(), sm.tags());
+            s.epoch = sm.epoch();
+            s.endOffset = sm.endOffset();
+            s.state = sm.state();
+            s.ownerNodeId = sm.ownerNodeId();
+            m.streams.put(s.streamId, s);
+        }
+        for (ObjectSnapshot os : snapshot.objects()) {
+            ObjectMetadata om = os.metadata();
+            ObjectEntry e = new ObjectEntry(om.objectId(), os.deadline());
+            e.type = om.type();
+            e.sizeBytes = om.sizeBytes();
+            e.ranges = om.ranges();
+            e.nodeId = om.nodeId();
+            e.committedAtMs = om.committedAtMs();
+            e.state = om.state();
+            e.expired = os.expired();
+            m.objects.put(e.objectId, e);
+            if (e.state == ObjectState.PREPARED) {
+                m.preparedByDeadline.add(e);
+            } else if (e.state == ObjectState.COMMITTED) {
+                for (StreamRange r : e.ranges) {
+                    StreamEntry s = m.streams.get(r.streamId());
+                    if (s != null && s.state != StreamState.DELETED && r.endOffset() > s.startOffset) {
+                        s.index.put(r.startOffset(), new IndexedRange(e.objectId, r));
+                        e.liveRanges++;
+                    }
+                }
+            }
+        }
+        m.kv.putAll(snapshot.kv());
+        return m;
     }
 
     // ---------------------------------------------------------------------------------------------- entries

@@ -1,0 +1,907 @@
+package io.s3stream.internal.manifest;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.s3stream.CorruptDataException;
+import io.s3stream.StorageIOException;
+import io.s3stream.StreamOptions;
+import io.s3stream.internal.metadata.InMemoryManifest;
+import io.s3stream.internal.metadata.ManifestOp;
+import io.s3stream.spi.CommitRequest;
+import io.s3stream.spi.MetadataStore;
+import io.s3stream.spi.ObjectInfo;
+import io.s3stream.spi.ObjectMetadata;
+import io.s3stream.spi.ObjectNotFoundException;
+import io.s3stream.spi.ObjectState;
+import io.s3stream.spi.ObjectStore;
+import io.s3stream.spi.ObjectStoreException;
+import io.s3stream.spi.StreamMetadata;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.SortedMap;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/**
+ * The default {@link MetadataStore}: the manifest kept in the object store as an append-only log of small immutable
+ * objects plus periodic checkpoints, shared safely by any number of nodes with no server besides the store.
+ *
+ * <h2>Protocol</h2>
+ * The state is a deterministic function of a log. Entry {@code n} lives at {@code <prefix>log/<n, 20 digits>} and
+ * holds one {@link ManifestOp} with the instant it applies at; a checkpoint {@code <prefix>checkpoint/<n>} holds the
+ * whole state after entry {@code n} (layouts in {@link ManifestFormat}). Each store instance keeps a <em>view</em>: an
+ * {@link InMemoryManifest} (the same rules as the in-memory store) that has applied entries {@code 1..viewSeq}. To
+ * commit an operation, the writer validates it against its view ({@link InMemoryManifest#check}, no mutation), encodes
+ * entry {@code viewSeq + 1} and creates it with {@link ObjectStore#putIfAbsent} ({@code If-None-Match: *} on S3). The
+ * store lets exactly one writer create each key, so the winner's entry follows exactly the state it validated
+ * against, and applying it to the view cannot fail. A loser reads the entry that beat it, applies it, re-validates
+ * its operation against the new state (now possibly failing with the proper typed exception) and tries the next
+ * number. A validation failure against a view that may be stale is confirmed by reading new entries first, so a
+ * caller is never refused because of something its view had not yet seen.
+ *
+ * <h2>Concurrency</h2>
+ * One platform thread per instance, the <em>conductor</em>, owns the log position: it runs every commit, the poll
+ * and start-up catch-up, one at a time, so commits of one instance never race each other. The view itself is
+ * guarded by its own monitor, so reads ({@code getStream}, {@code getObjects}, {@code listKv} ...) are served on the
+ * caller's thread from memory, without a request, while the conductor applies entries. Writing a checkpoint and
+ * deleting what it covers run on a second thread, off the commit path.
+ *
+ * <h2>Durability and staleness</h2>
+ * A commit completes only after its entry exists in the store: a successful future means durable. A node sees its
+ * own commits at once (read-your-writes); other nodes' commits reach its view when it next commits, loses a race, or
+ * polls (every {@code pollMs}, one GET of the next key). So reads of streams another node owns are at most one poll
+ * interval (plus one GET) stale; changes that decide ownership (open, close, commit) are validated against the log
+ * tip, never against a stale view. Checkpoints are written at every sequence number divisible by
+ * {@code checkpointEvery} (or after {@code checkpointBytes} of entries) by the writer of that entry; start-up loads
+ * the latest checkpoint and the entries after it. The two latest checkpoints are kept; older checkpoints are deleted,
+ * and entries covered by the older kept checkpoint once that checkpoint is {@code gcGraceMs} old.
+ *
+ * <h2>Failure</h2>
+ * <ul>
+ *   <li><b>Unclear outcome.</b> A {@code putIfAbsent} that fails or times out may still have created the entry, and a
+ *       retry then answers {@code false}. After any answer other than {@code true} the writer reads the key and
+ *       compares it byte for byte with its own entry (which carries a random writer id and a counter): equal means it
+ *       won. So an entry is never applied twice and never lost.</li>
+ *   <li><b>Store errors</b> are retried with exponential backoff and full jitter, {@code maxAttempts} times per
+ *       request; then the caller gets {@link StorageIOException} and the view is unchanged. Caveat: on S3 a timed-out
+ *       request could still land later; the outcome of such a failed call is then decided by that request.</li>
+ *   <li><b>Fencing.</b> A node whose node epoch was superseded is refused with
+ *       {@link io.s3stream.NodeFencedException} naming the newer epoch on its next commit: the registration that
+ *       fenced it occupies a sequence number below the one the zombie tries, so it loses the race, reads it and fails
+ *       validation. Stream epochs fence the same way.</li>
+ *   <li><b>Corruption.</b> An entry or checkpoint that does not decode (CRC, magic, version, length, sequence number)
+ *       fails start-up, or every later commit of this instance, with {@link CorruptDataException} naming the key.
+ *       History is never skipped, and a gap in the log is reported the same way.</li>
+ *   <li><b>Deleted history.</b> A writer must never claim a number that was deleted. Entries are deleted only below
+ *       a checkpoint that is {@code gcGraceMs} old, and a writer whose view was last confirmed current more than
+ *       {@code gcGraceMs / 2} ago first lists checkpoints and catches up, so it cannot be that far behind.</li>
+ * </ul>
+ *
+ * <h2>Cost</h2>
+ * Fast path: one PUT (conditional create) per commit. Lost race: the failed PUT, one GET of the entry that won, one
+ * PUT at the next number: three requests. Reads: none. Poll: one GET (usually 404) per {@code pollMs}. Start-up: one
+ * LIST of checkpoints, one GET of the latest, one LIST of the log and one GET per entry after it (in parallel).
+ * Checkpoint: one PUT per {@code checkpointEvery} commits plus a LIST, a ranged GET and a batched DELETE.
+ */
+public final class ManifestMetadataStore implements MetadataStore {
+
+    private static final System.Logger LOG = System.getLogger(ManifestMetadataStore.class.getName());
+    private static final int FETCH_WINDOW = 32;
+    /** What {@link #claim} returns when the entry that beat us vanished before we could read it. */
+    private static final byte[] VANISHED = new byte[0];
+
+    private final ObjectStore store;
+    private final InstantSource clock;
+    private final ManifestConfig config;
+    private final String logPrefix;
+    private final String checkpointPrefix;
+    private final long writerId;
+    private final ScheduledExecutorService conductor;
+    private final ExecutorService background;
+    private final Counters counters = new Counters();
+
+    // Owned by the conductor thread (start-up runs before it exists, in the constructor's thread).
+    private volatile InMemoryManifest view;
+    private volatile long viewSeq;
+    private Instant logTime = Instant.EPOCH;
+    private Instant freshAt;
+    private long writerCounter;
+    private long lastCheckpointSeq;
+    private long bytesSinceCheckpoint;
+    private volatile RuntimeException broken;
+    private volatile boolean closed;
+
+    private ManifestMetadataStore(ObjectStore store, InstantSource clock, ManifestConfig config) {
+        this.store = store;
+        this.clock = clock;
+        this.config = config;
+        this.logPrefix = config.prefix() + "log/";
+        this.checkpointPrefix = config.prefix() + "checkpoint/";
+        long id;
+        do {
+            id = new java.security.SecureRandom().nextLong();
+        } while (id == 0);
+        this.writerId = id;
+        this.conductor = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "s3stream-manifest-conductor");
+            t.setDaemon(true);
+            return t;
+        });
+        this.background = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "s3stream-manifest-checkpointer");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /**
+     * Opens the manifest under {@code config.prefix()} of {@code store}, loading the latest checkpoint and the log
+     * after it. The store is borrowed: {@link #close()} does not close it.
+     *
+     * @throws CorruptDataException naming the key of a manifest object that does not decode, or a missing entry
+     * @throws StorageIOException   when the store keeps failing
+     */
+    public static ManifestMetadataStore open(ObjectStore store, InstantSource clock, ManifestConfig config) {
+        ManifestMetadataStore m = new ManifestMetadataStore(store, clock, config);
+        try {
+            m.load();
+        } catch (RuntimeException e) {
+            m.close();
+            throw e;
+        }
+        if (config.pollMs() > 0) {
+            m.conductor.scheduleWithFixedDelay(m::poll, config.pollMs(), config.pollMs(), TimeUnit.MILLISECONDS);
+        }
+        return m;
+    }
+
+    // ================================================================================================ keys
+
+    String logKey(long seq) {
+        return logPrefix + String.format("%020d", seq);
+    }
+
+    String checkpointKey(long seq) {
+        return checkpointPrefix + String.format("%020d", seq);
+    }
+
+    private static long seqOf(String key, String prefix) {
+        String digits = key.substring(prefix.length());
+        if (digits.length() != 20 || !digits.chars().allMatch(Character::isDigit)) {
+            throw new CorruptDataException("unexpected object " + key + " in the manifest: names there are 20 digits");
+        }
+        return Long.parseLong(digits);
+    }
+
+    // ================================================================================================ start-up
+
+    private void load() {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                loadOnce();
+                return;
+            } catch (LoadRaceException e) {
+                // A checkpoint we listed was deleted by a newer one meanwhile: start over from the newer one.
+                if (attempt >= 3) {
+                    throw new StorageIOException("manifest under " + store.description() + config.prefix()
+                            + " changed under start-up three times: " + e.getMessage(), e, true);
+                }
+            }
+        }
+    }
+
+    private void loadOnce() {
+        view = new InMemoryManifest(clock);
+        viewSeq = 0;
+        logTime = Instant.EPOCH;
+        lastCheckpointSeq = 0;
+        loadLatestCheckpoint();
+        List<Long> seqs = new ArrayList<>();
+        for (ObjectInfo info : list(logPrefix)) {
+            long seq = seqOf(info.key(), logPrefix);
+            if (seq > viewSeq) {
+                seqs.add(seq);
+            }
+        }
+        seqs.sort(null);
+        for (int i = 0; i < seqs.size(); i++) {
+            long expected = viewSeq + 1 + i;
+            if (seqs.get(i) != expected) {
+                List<ObjectInfo> checkpoints = list(checkpointPrefix);
+                if (!checkpoints.isEmpty() && seqOf(checkpoints.getLast().key(), checkpointPrefix) > viewSeq) {
+                    throw new LoadRaceException("a newer checkpoint appeared");
+                }
+                throw new CorruptDataException("manifest entry " + logKey(expected) + " is missing although "
+                        + logKey(seqs.get(i)) + " exists" + (viewSeq == 0 ? "" : " (after checkpoint "
+                        + checkpointKey(viewSeq) + ")") + ": the log has a gap, refusing to skip history");
+            }
+        }
+        for (int from = 0; from < seqs.size(); from += FETCH_WINDOW) {
+            List<CompletableFuture<ByteBuf>> window = new ArrayList<>();
+            int to = Math.min(seqs.size(), from + FETCH_WINDOW);
+            for (int i = from; i < to; i++) {
+                counters.gets.incrementAndGet();
+                window.add(store.get(logKey(seqs.get(i))));
+            }
+            for (int i = from; i < to; i++) {
+                long seq = seqs.get(i);
+                String key = logKey(seq);
+                byte[] bytes;
+                try {
+                    bytes = toBytes(await(window.get(i - from)));
+                } catch (ObjectNotFoundException e) {
+                    drain(window, i - from + 1);
+                    throw new LoadRaceException("entry " + key + " vanished");
+                } catch (RuntimeException | TimeoutException e) {
+                    bytes = read(key); // retried under the budget
+                }
+                applyEntry(ManifestFormat.decodeEntry(bytes, key, seq), bytes.length);
+            }
+        }
+        refresh(); // entries committed while we listed
+    }
+
+    private void loadLatestCheckpoint() {
+        List<ObjectInfo> checkpoints = list(checkpointPrefix);
+        if (checkpoints.isEmpty()) {
+            return;
+        }
+        String key = checkpoints.getLast().key();
+        long seq = seqOf(key, checkpointPrefix);
+        byte[] bytes;
+        try {
+            bytes = read(key);
+        } catch (ObjectNotFoundException e) {
+            throw new LoadRaceException("checkpoint " + key + " vanished");
+        }
+        ManifestFormat.Checkpoint cp = ManifestFormat.decodeCheckpoint(bytes, key, seq);
+        view = InMemoryManifest.restore(cp.snapshot(), clock);
+        viewSeq = cp.seq();
+        logTime = cp.time();
+        lastCheckpointSeq = cp.seq();
+        bytesSinceCheckpoint = 0;
+    }
+
+    /** Start-up raced with checkpoint garbage collection; start over. */
+    private static final class LoadRaceException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        LoadRaceException(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    // ================================================================================================ commit
+
+    private <T> CompletableFuture<T> commit(ManifestOp op, Class<T> type) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        if (closed) {
+            return CompletableFuture.failedFuture(new IllegalStateException("this manifest store is closed"));
+        }
+        try {
+            conductor.execute(() -> {
+                try {
+                    result.complete(type.cast(doCommit(op)));
+                } catch (Throwable t) {
+                    result.completeExceptionally(t);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            result.completeExceptionally(new IllegalStateException("this manifest store is closed", e));
+        }
+        return result;
+    }
+
+    /** Runs on the conductor: validate, claim the next number, apply; see the class comment. */
+    private Object doCommit(ManifestOp op) {
+        checkUsable();
+        boolean confirmed = false; // whether a refusal was confirmed against the log tip
+        for (int race = 0; ; race++) {
+            if (stale()) {
+                refresh(); // checked on every round: a long run of lost races must not outlive the GC grace
+            }
+            Instant at = clock.instant();
+            if (at.isBefore(logTime)) {
+                at = logTime; // log time never goes back, whatever this node's clock says
+            }
+            Object checked;
+            try {
+                checked = view.check(op, at);
+            } catch (RuntimeException refused) {
+                if (!confirmed) {
+                    confirmed = true;
+                    if (refresh() > 0) {
+                        continue;
+                    }
+                }
+                throw refused;
+            }
+            if (op instanceof ManifestOp.CompareAndSetKv && !((Boolean) checked)) {
+                if (!confirmed) {
+                    confirmed = true;
+                    if (refresh() > 0) {
+                        continue;
+                    }
+                }
+                return Boolean.FALSE;
+            }
+            if (op instanceof ManifestOp.TrimStream && checked != null) {
+                return checked; // a trim backwards is a no-op: nothing to write
+            }
+            long seq = viewSeq + 1;
+            ManifestFormat.Entry entry = new ManifestFormat.Entry(seq, writerId, ++writerCounter, at, List.of(op));
+            byte[] bytes = ManifestFormat.encodeEntry(entry);
+            byte[] winner = claim(seq, bytes);
+            if (winner == VANISHED) {
+                freshAt = null; // an entry disappeared under us: re-read from the latest checkpoint
+                continue;
+            }
+            if (winner == bytes) {
+                Object result = applyEntry(entry, bytes.length);
+                counters.commits.incrementAndGet();
+                maybeCheckpoint();
+                return result;
+            }
+            counters.lostRaces.incrementAndGet();
+            applyEntry(ManifestFormat.decodeEntry(winner, logKey(seq), seq), winner.length);
+            if (race + 1 >= config.maxRaces()) {
+                throw new StorageIOException("manifest commit under " + store.description() + config.prefix()
+                        + " lost " + (race + 1) + " races in a row; contention is too high", null, true);
+            }
+            if (race > 0) {
+                backoff(race); // the first loss retries at once: the loser is now up to date
+            }
+        }
+    }
+
+    /**
+     * Creates entry {@code seq} with {@code bytes} unless it exists. Returns {@code bytes} itself if this writer's
+     * entry is there (created now, or by an earlier attempt whose answer was lost), else the bytes that won.
+     */
+    private byte[] claim(long seq, byte[] bytes) {
+        String key = logKey(seq);
+        Throwable last = null;
+        for (int attempt = 1; attempt <= config.maxAttempts(); attempt++) {
+            if (attempt > 1) {
+                backoff(attempt - 1);
+            }
+            boolean taken = false; // the store answered "exists"
+            try {
+                counters.puts.incrementAndGet();
+                ByteBuf data = Unpooled.wrappedBuffer(bytes);
+                CompletableFuture<Boolean> put = store.putIfAbsent(key, data);
+                put.whenComplete((r, t) -> data.release());
+                if (await(put)) {
+                    return bytes;
+                }
+                taken = true;
+            } catch (ObjectStoreException e) {
+                if (!e.isRetriable()) {
+                    throw failure("create " + key, e);
+                }
+                last = e;
+            } catch (TimeoutException e) {
+                last = e;
+            }
+            // Lost the race, or the outcome is unclear: the key says who won.
+            try {
+                counters.gets.incrementAndGet();
+                byte[] there = toBytes(await(store.get(key)));
+                return Arrays.equals(there, bytes) ? bytes : there;
+            } catch (ObjectNotFoundException e) {
+                if (taken) {
+                    // It existed a moment ago (the create said so) and is gone: garbage collection overtook us.
+                    return VANISHED;
+                }
+                // our create did not land: try again
+            } catch (ObjectStoreException e) {
+                if (!e.isRetriable()) {
+                    throw failure("read " + key, e);
+                }
+                last = e;
+            } catch (TimeoutException e) {
+                last = e;
+            }
+        }
+        throw new StorageIOException("manifest commit of " + key + " in " + store.description() + " failed after "
+                + config.maxAttempts() + " attempts; nothing was committed. Last error: " + last, last, true);
+    }
+
+    private Object applyEntry(ManifestFormat.Entry entry, int sizeBytes) {
+        Object result = null;
+        for (ManifestOp op : entry.ops()) {
+            try {
+                result = view.apply(op, entry.time());
+            } catch (RuntimeException e) {
+                // Deterministic rules make this impossible for entries written by this protocol.
+                CorruptDataException c = new CorruptDataException("manifest entry " + logKey(entry.seq())
+                        + " does not apply to the state after entry " + (entry.seq() - 1) + ": " + e.getMessage(), e);
+                broken = c;
+                throw c;
+            }
+        }
+        viewSeq = entry.seq();
+        if (entry.time().isAfter(logTime)) {
+            logTime = entry.time();
+        }
+        bytesSinceCheckpoint += sizeBytes;
+        return result;
+    }
+
+    // ================================================================================================ refresh
+
+    /** Whether the view was last confirmed current so long ago that entries it misses may have been deleted. */
+    private boolean stale() {
+        return freshAt == null || clock.instant().isAfter(freshAt.plusMillis(config.gcGraceMs() / 2));
+    }
+
+    /** Applies every entry after {@code viewSeq}; returns how many. Runs on the conductor (or at start-up). */
+    private int refresh() {
+        int applied = 0;
+        Instant started = clock.instant();
+        if (stale()) {
+            // Long out of touch: entries we miss may be gone; a newer checkpoint covers them.
+            List<ObjectInfo> checkpoints = list(checkpointPrefix);
+            if (!checkpoints.isEmpty() && seqOf(checkpoints.getLast().key(), checkpointPrefix) > viewSeq + 1) {
+                long before = viewSeq;
+                loadLatestCheckpoint();
+                applied += (int) (viewSeq - before);
+            }
+        }
+        while (true) {
+            long seq = viewSeq + 1;
+            String key = logKey(seq);
+            byte[] bytes;
+            try {
+                bytes = read(key);
+            } catch (ObjectNotFoundException e) {
+                freshAt = started;
+                return applied;
+            }
+            applyEntry(ManifestFormat.decodeEntry(bytes, key, seq), bytes.length);
+            applied++;
+        }
+    }
+
+    private void poll() {
+        if (closed || broken != null) {
+            return;
+        }
+        try {
+            refresh();
+        } catch (RuntimeException e) {
+            if (broken == null && e instanceof CorruptDataException c) {
+                broken = c;
+            }
+            LOG.log(System.Logger.Level.WARNING, "manifest poll of " + store.description() + config.prefix()
+                    + " failed; will retry: " + e);
+        }
+    }
+
+    private void checkUsable() {
+        RuntimeException b = broken;
+        if (b != null) {
+            throw b;
+        }
+    }
+
+    // ================================================================================================ checkpoints
+
+    private void maybeCheckpoint() {
+        long seq = viewSeq;
+        boolean due = seq % config.checkpointEvery() == 0
+                || seq - lastCheckpointSeq >= 2 * config.checkpointEvery() // the writer due to write one died
+                || bytesSinceCheckpoint >= config.checkpointBytes();
+        if (!due) {
+            return;
+        }
+        byte[] bytes = ManifestFormat.encodeCheckpoint(new ManifestFormat.Checkpoint(seq, logTime, view.snapshot()));
+        lastCheckpointSeq = seq;
+        bytesSinceCheckpoint = 0;
+        try {
+            background.execute(() -> writeCheckpoint(seq, bytes));
+        } catch (RejectedExecutionException e) {
+            // closing: the next writer writes one
+        }
+    }
+
+    private void writeCheckpoint(long seq, byte[] bytes) {
+        String key = checkpointKey(seq);
+        try {
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    counters.puts.incrementAndGet();
+                    ByteBuf data = Unpooled.wrappedBuffer(bytes);
+                    CompletableFuture<Boolean> put = store.putIfAbsent(key, data);
+                    put.whenComplete((r, t) -> data.release());
+                    await(put); // false: another writer wrote the same state at the same number
+                    break;
+                } catch (ObjectStoreException | TimeoutException e) {
+                    if (attempt >= config.maxAttempts()) {
+                        throw e;
+                    }
+                    backoff(attempt);
+                }
+            }
+            counters.checkpoints.incrementAndGet();
+            collectGarbage();
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.WARNING, "manifest checkpoint " + key + " in " + store.description()
+                    + " failed (a later one will cover it): " + e);
+        }
+    }
+
+    /** Keeps the two latest checkpoints; deletes entries covered by the older one once it is old enough. */
+    private void collectGarbage() throws TimeoutException {
+        List<ObjectInfo> checkpoints = list(checkpointPrefix);
+        if (checkpoints.size() < 2) {
+            return;
+        }
+        List<String> doomed = new ArrayList<>();
+        for (int i = 0; i < checkpoints.size() - 2; i++) {
+            doomed.add(checkpoints.get(i).key());
+        }
+        String olderKept = checkpoints.get(checkpoints.size() - 2).key();
+        long olderSeq = seqOf(olderKept, checkpointPrefix);
+        counters.gets.incrementAndGet();
+        Instant olderTime = ManifestFormat.timeOf(toBytes(await(store.get(olderKept, 0, ManifestFormat.PAYLOAD_OFFSET))),
+                olderKept);
+        if (!clock.instant().isBefore(olderTime.plusMillis(config.gcGraceMs()))) {
+            for (ObjectInfo info : list(logPrefix)) {
+                if (seqOf(info.key(), logPrefix) <= olderSeq) {
+                    doomed.add(info.key());
+                }
+            }
+        }
+        if (!doomed.isEmpty()) {
+            counters.deletes.incrementAndGet();
+            await(store.delete(doomed));
+        }
+    }
+
+    // ================================================================================================ IO helpers
+
+    /** Reads a whole object, retrying retriable failures; {@link ObjectNotFoundException} passes through. */
+    private byte[] read(String key) {
+        Throwable last = null;
+        for (int attempt = 1; attempt <= config.maxAttempts(); attempt++) {
+            if (attempt > 1) {
+                backoff(attempt - 1);
+            }
+            try {
+                counters.gets.incrementAndGet();
+                return toBytes(await(store.get(key)));
+            } catch (ObjectNotFoundException e) {
+                throw e;
+            } catch (ObjectStoreException e) {
+                if (!e.isRetriable()) {
+                    throw failure("read " + key, e);
+                }
+                last = e;
+            } catch (TimeoutException e) {
+                last = e;
+            }
+        }
+        throw new StorageIOException("manifest read of " + key + " in " + store.description() + " failed after "
+                + config.maxAttempts() + " attempts. Last error: " + last, last, true);
+    }
+
+    private List<ObjectInfo> list(String prefix) {
+        Throwable last = null;
+        for (int attempt = 1; attempt <= config.maxAttempts(); attempt++) {
+            if (attempt > 1) {
+                backoff(attempt - 1);
+            }
+            try {
+                counters.lists.incrementAndGet();
+                List<ObjectInfo> found = new ArrayList<>(await(store.list(prefix)));
+                found.sort((a, b) -> a.key().compareTo(b.key()));
+                return found;
+            } catch (ObjectStoreException e) {
+                if (!e.isRetriable()) {
+                    throw failure("list " + prefix, e);
+                }
+                last = e;
+            } catch (TimeoutException e) {
+                last = e;
+            }
+        }
+        throw new StorageIOException("manifest list of " + prefix + " in " + store.description() + " failed after "
+                + config.maxAttempts() + " attempts. Last error: " + last, last, true);
+    }
+
+    private StorageIOException failure(String what, ObjectStoreException e) {
+        return new StorageIOException("manifest could not " + what + " in " + store.description() + ": "
+                + e.getMessage(), e, false);
+    }
+
+    /** Waits for a store request; unwraps its failure; a request not answered in time fails with a timeout. */
+    private <T> T await(CompletableFuture<T> future) throws TimeoutException {
+        try {
+            return future.get(config.requestTimeoutMs(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof ObjectStoreException ose) {
+                throw ose;
+            }
+            if (cause instanceof RuntimeException re) {
+                throw new ObjectStoreException("manifest request failed: " + re, re, true);
+            }
+            throw new ObjectStoreException("manifest request failed: " + cause, cause, false);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StorageIOException("interrupted while waiting for the object store", e, true);
+        }
+    }
+
+    private static void drain(List<CompletableFuture<ByteBuf>> futures, int from) {
+        for (int i = from; i < futures.size(); i++) {
+            futures.get(i).thenAccept(ByteBuf::release);
+        }
+    }
+
+    private static byte[] toBytes(ByteBuf buf) {
+        try {
+            return ByteBufUtil.getBytes(buf);
+        } finally {
+            buf.release();
+        }
+    }
+
+    private void backoff(int attempt) {
+        long cap = Math.min(config.maxBackoffMs(), config.backoffMs() << Math.min(attempt - 1, 20));
+        if (cap <= 0) {
+            return;
+        }
+        try {
+            Thread.sleep(ThreadLocalRandom.current().nextLong(cap + 1));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StorageIOException("interrupted during manifest backoff", e, true);
+        }
+    }
+
+    // ================================================================================================ SPI: writes
+
+    @Override
+    public CompletableFuture<Long> registerNode(long nodeId) {
+        return commit(new ManifestOp.RegisterNode(nodeId), Long.class);
+    }
+
+    @Override
+    public CompletableFuture<StreamMetadata> createStream(long nodeId, long nodeEpoch, StreamOptions options) {
+        if (options == null) {
+            return CompletableFuture.failedFuture(new NullPointerException("options"));
+        }
+        return commit(new ManifestOp.CreateStream(nodeId, nodeEpoch, options.startOffset(), options.tags()),
+                StreamMetadata.class);
+    }
+
+    @Override
+    public CompletableFuture<StreamMetadata> openStream(long streamId, long epoch, long nodeId, long nodeEpoch) {
+        return commit(new ManifestOp.OpenStream(streamId, epoch, nodeId, nodeEpoch), StreamMetadata.class);
+    }
+
+    @Override
+    public CompletableFuture<StreamMetadata> closeStream(long streamId, long epoch, long nodeId, long nodeEpoch) {
+        return commit(new ManifestOp.CloseStream(streamId, epoch, nodeId, nodeEpoch), StreamMetadata.class);
+    }
+
+    @Override
+    public CompletableFuture<StreamMetadata> trimStream(long streamId, long epoch, long newStartOffset) {
+        return commit(new ManifestOp.TrimStream(streamId, epoch, newStartOffset), StreamMetadata.class);
+    }
+
+    @Override
+    public CompletableFuture<Void> deleteStream(long streamId, long epoch) {
+        return commit(new ManifestOp.DeleteStream(streamId, epoch), Void.class);
+    }
+
+    @Override
+    public CompletableFuture<Long> prepareObjects(int count, Duration timeToLive) {
+        if (timeToLive == null) {
+            return CompletableFuture.failedFuture(new NullPointerException("timeToLive"));
+        }
+        long nanos;
+        try {
+            nanos = timeToLive.toNanos();
+        } catch (ArithmeticException e) {
+            nanos = timeToLive.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
+        return commit(new ManifestOp.PrepareObjects(count, nanos), Long.class);
+    }
+
+    @Override
+    public CompletableFuture<Void> commitObjects(CommitRequest request) {
+        if (request == null) {
+            return CompletableFuture.failedFuture(new NullPointerException("request"));
+        }
+        return commit(new ManifestOp.CommitObjects(request), Void.class);
+    }
+
+    @Override
+    public CompletableFuture<Void> objectsDeleted(List<Long> objectIds) {
+        try {
+            return commit(new ManifestOp.ObjectsDeleted(objectIds), Void.class);
+        } catch (NullPointerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> putKv(String key, byte[] value) {
+        if (key == null || value == null) {
+            return CompletableFuture.failedFuture(new NullPointerException(key == null ? "key" : "value"));
+        }
+        return commit(new ManifestOp.PutKv(key, value.clone()), Void.class);
+    }
+
+    @Override
+    public CompletableFuture<Void> deleteKv(String key) {
+        if (key == null) {
+            return CompletableFuture.failedFuture(new NullPointerException("key"));
+        }
+        return commit(new ManifestOp.DeleteKv(key), Void.class);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> compareAndSetKv(String key, byte[] expected, byte[] value) {
+        if (key == null) {
+            return CompletableFuture.failedFuture(new NullPointerException("key"));
+        }
+        return commit(new ManifestOp.CompareAndSetKv(key, expected == null ? null : expected.clone(),
+                value == null ? null : value.clone()), Boolean.class);
+    }
+
+    // ================================================================================================ SPI: reads
+
+    private <T> CompletableFuture<T> read(Supplier<T> query) {
+        try {
+            if (closed) {
+                throw new IllegalStateException("this manifest store is closed");
+            }
+            return CompletableFuture.completedFuture(query.get());
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Optional<StreamMetadata>> getStream(long streamId) {
+        return read(() -> view.getStream(streamId));
+    }
+
+    @Override
+    public CompletableFuture<List<StreamMetadata>> listStreams() {
+        return read(() -> view.listStreams());
+    }
+
+    @Override
+    public CompletableFuture<List<ObjectMetadata>> getObjects(long streamId, long startOffset, long endOffset,
+                                                              int limit) {
+        return read(() -> view.getObjects(streamId, startOffset, endOffset, limit));
+    }
+
+    @Override
+    public CompletableFuture<List<ObjectMetadata>> listObjects(ObjectState... states) {
+        return read(() -> view.listObjects(states));
+    }
+
+    @Override
+    public CompletableFuture<Optional<byte[]>> getKv(String key) {
+        return read(() -> view.getKv(key));
+    }
+
+    @Override
+    public CompletableFuture<SortedMap<String, byte[]>> listKv(String prefix) {
+        return read(() -> view.listKv(prefix));
+    }
+
+    // ================================================================================================ lifecycle
+
+    /** Stops polling and refuses new calls; queued commits finish. Idempotent; the object store stays open. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        conductor.shutdown();
+        try {
+            if (!conductor.awaitTermination(config.requestTimeoutMs() * 2, TimeUnit.MILLISECONDS)) {
+                conductor.shutdownNow();
+            }
+            background.shutdown();
+            if (!background.awaitTermination(config.requestTimeoutMs() * 2, TimeUnit.MILLISECONDS)) {
+                background.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            conductor.shutdownNow();
+            background.shutdownNow();
+        }
+    }
+
+    // ================================================================================================ for tests
+
+    /** The random id this instance writes into its entries. */
+    long writerId() {
+        return writerId;
+    }
+
+    /** Sequence number of the last entry in the view. */
+    public long viewSeq() {
+        return viewSeq;
+    }
+
+    /** The view's whole state, for comparisons in tests and tools. */
+    public InMemoryManifest.Snapshot snapshot() {
+        return view.snapshot();
+    }
+
+    /** Reads new entries now (on the conductor) instead of waiting for the poll. */
+    public CompletableFuture<Long> refreshNow() {
+        CompletableFuture<Long> f = new CompletableFuture<>();
+        try {
+            conductor.execute(() -> {
+                try {
+                    checkUsable();
+                    refresh();
+                    f.complete(viewSeq);
+                } catch (Throwable t) {
+                    f.completeExceptionally(t);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            f.completeExceptionally(new IllegalStateException("this manifest store is closed", e));
+        }
+        return f;
+    }
+
+    /** Requests and outcomes so far. */
+    public Stats stats() {
+        return new Stats(counters.puts.get(), counters.gets.get(), counters.lists.get(), counters.deletes.get(),
+                counters.commits.get(), counters.lostRaces.get(), counters.checkpoints.get());
+    }
+
+    /**
+     * Counters of one instance: object-store requests by kind (every attempt counts), commits that won, races lost,
+     * checkpoints written.
+     */
+    public record Stats(long puts, long gets, long lists, long deletes, long commits, long lostRaces,
+                        long checkpoints) {
+    }
+
+    private static final class Counters {
+        final AtomicLong puts = new AtomicLong();
+        final AtomicLong gets = new AtomicLong();
+        final AtomicLong lists = new AtomicLong();
+        final AtomicLong deletes = new AtomicLong();
+        final AtomicLong commits = new AtomicLong();
+        final AtomicLong lostRaces = new AtomicLong();
+        final AtomicLong checkpoints = new AtomicLong();
+    }
+
+    @Override
+    public String toString() {
+        return "ManifestMetadataStore[" + store.description() + config.prefix() + " @" + viewSeq + "]";
+    }
+
+}

@@ -1,0 +1,71 @@
+package io.s3stream.internal.metadata;
+
+import io.s3stream.spi.CommitRequest;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One mutating {@link io.s3stream.spi.MetadataStore} call as a value: what a durable manifest writes into its log
+ * and {@link InMemoryManifest#apply replays} deterministically. Each record mirrors the SPI method of the same name.
+ *
+ * <p>Design note: time is not part of an operation; the log entry that carries it supplies the instant at which it
+ * applies (commit times, prepared-object deadlines and expiry all derive from it), so every replica that replays the
+ * log reaches the same state whatever its own clock says.
+ */
+public sealed interface ManifestOp {
+
+    /** {@link io.s3stream.spi.MetadataStore#registerNode}. */
+    record RegisterNode(long nodeId) implements ManifestOp {
+    }
+
+    /** {@link io.s3stream.spi.MetadataStore#createStream}. */
+    record CreateStream(long nodeId, long nodeEpoch, long startOffset, Map<String, String> tags) implements ManifestOp {
+        public CreateStream {
+            tags = Map.copyOf(tags);
+        }
+    }
+
+    /** {@link io.s3stream.spi.MetadataStore#openStream}. */
+    record OpenStream(long streamId, long epoch, long nodeId, long nodeEpoch) implements ManifestOp {
+    }
+
+    /** {@link io.s3stream.spi.MetadataStore#closeStream}. */
+    record CloseStream(long streamId, long epoch, long nodeId, long nodeEpoch) implements ManifestOp {
+    }
+
+    /** {@link io.s3stream.spi.MetadataStore#trimStream}. */
+    record TrimStream(long streamId, long epoch, long newStartOffset) implements ManifestOp {
+    }
+
+    /** {@link io.s3stream.spi.MetadataStore#deleteStream}. */
+    record DeleteStream(long streamId, long epoch) implements ManifestOp {
+    }
+
+    /** {@link io.s3stream.spi.MetadataStore#prepareObjects}; the time-to-live in nanoseconds (saturated). */
+    record PrepareObjects(int count, long timeToLiveNanos) implements ManifestOp {
+    }
+
+    /** {@link io.s3stream.spi.MetadataStore#commitObjects}. */
+    record CommitObjects(CommitRequest request) implements ManifestOp {
+    }
+
+    /** {@link io.s3stream.spi.MetadataStore#objectsDeleted}. */
+    record ObjectsDeleted(List<Long> objectIds) implements ManifestOp {
+        public ObjectsDeleted {
+            objectIds = List.copyOf(objectIds);
+        }
+    }
+
+    /** {@link io.s3stream.spi.MetadataStore#putKv}. */
+    record PutKv(String key, byte[] value) implements ManifestOp {
+    }
+
+    /** {@link io.s3stream.spi.MetadataStore#deleteKv}. */
+    record DeleteKv(String key) implements ManifestOp {
+    }
+
+    /** {@link io.s3stream.spi.MetadataStore#compareAndSetKv}; {@code expected} or {@code value} may be null. */
+    record CompareAndSetKv(String key, byte[] expected, byte[] value) implements ManifestOp {
+    }
+}

@@ -1,0 +1,140 @@
+package io.s3stream.internal.manifest;
+
+import io.s3stream.AppendResult;
+import io.s3stream.FetchResult;
+import io.s3stream.RecordBatch;
+import io.s3stream.StorageConfig;
+import io.s3stream.StoredBatch;
+import io.s3stream.Stream;
+import io.s3stream.StreamFencedException;
+import io.s3stream.StreamOptions;
+import io.s3stream.StreamStorage;
+import io.s3stream.internal.wal.InMemoryWal;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The engine on its default metadata store: with no {@code metadata} URI configured, {@link StreamStorage} uses the
+ * manifest in its object store, so a new engine on the same {@code file://} directory finds its streams, and two
+ * engines on one directory hand a stream over with epoch fencing.
+ */
+class ManifestEngineTest {
+
+    @TempDir
+    Path dir;
+    private final String name = "me-" + UUID.randomUUID();
+    private final List<StreamStorage> open = new ArrayList<>();
+
+    private StreamStorage engine(long nodeId) throws Exception {
+        Path data = Files.createDirectories(dir.resolve("node-" + nodeId));
+        StreamStorage s = StreamStorage.open(StorageConfig.builder()
+                .nodeId(nodeId)
+                .dataDir(data)
+                .wal("mem://" + name + "-wal-" + nodeId + "?capacity=64MiB")
+                .objectStore(Files.createDirectories(dir.resolve("bucket")).toUri().toString())
+                // metadata deliberately not set: the manifest is the default
+                .logCacheBytes(8L * 1024 * 1024)
+                .blockCacheBytes(4L * 1024 * 1024)
+                .uploadThresholdBytes(1024 * 1024)
+                .uploadInterval(Duration.ofSeconds(30))
+                .streamObjectThresholdBytes(512 * 1024)
+                .objectBlockSizeBytes(64 * 1024)
+                .maxBatchBytes(256 * 1024)
+                .backpressureTimeout(Duration.ofSeconds(2))
+                .build());
+        open.add(s);
+        return s;
+    }
+
+    @AfterEach
+    void closeAll() {
+        for (StreamStorage s : open) {
+            s.close();
+        }
+        InMemoryWal.clear(name + "-wal-1");
+        InMemoryWal.clear(name + "-wal-2");
+    }
+
+    private static byte[] payload(int i) {
+        byte[] b = new byte[100 + i % 50];
+        for (int j = 0; j < b.length; j++) {
+            b[j] = (byte) (i * 31 + j);
+        }
+        return b;
+    }
+
+    private static void append(Stream s, int i) throws Exception {
+        AppendResult r = s.append(RecordBatch.of(1, ByteBuffer.wrap(payload(i)))).get(10, TimeUnit.SECONDS);
+        assertThat(r.baseOffset()).isEqualTo(i);
+    }
+
+    private static void readAll(Stream s, int count) throws Exception {
+        long next = 0;
+        while (next < count) {
+            try (FetchResult r = s.fetch(next, Long.MAX_VALUE, 1 << 20).get(10, TimeUnit.SECONDS)) {
+                assertThat(r.batches()).isNotEmpty();
+                for (StoredBatch b : r.batches()) {
+                    byte[] got = new byte[b.payload().remaining()];
+                    b.payload().duplicate().get(got);
+                    assertThat(got).as("offset " + b.baseOffset()).isEqualTo(payload((int) b.baseOffset()));
+                    next = b.endOffset();
+                }
+            }
+        }
+    }
+
+    @Test
+    void streamsSurviveARestartOnTheDefaultManifest() throws Exception {
+        StreamStorage first = engine(1);
+        Stream s = first.createStream(StreamOptions.builder().tags(java.util.Map.of("topic", "t-0")).build()).get();
+        for (int i = 0; i < 200; i++) {
+            append(s, i);
+        }
+        first.keyValues().put("t-0", new byte[] {7}).get(10, TimeUnit.SECONDS);
+        first.close();
+        open.remove(first);
+        assertThat(Files.list(dir.resolve("bucket").resolve("manifest").resolve("log")).count())
+                .as("the manifest log is in the object store").isPositive();
+
+        StreamStorage second = engine(1); // a new engine: nothing shared with the first but the directory
+        Stream again = second.openStream(s.streamId(), 1).get(10, TimeUnit.SECONDS);
+        assertThat(again.nextOffset()).isEqualTo(200);
+        readAll(again, 200);
+        assertThat(second.keyValues().get("t-0").get(10, TimeUnit.SECONDS)).isPresent();
+    }
+
+    @Test
+    void twoEnginesHandAStreamOverWithEpochFencing() throws Exception {
+        StreamStorage one = engine(1);
+        StreamStorage two = engine(2);
+        Stream s = one.createStream(StreamOptions.defaults()).get();
+        for (int i = 0; i < 50; i++) {
+            append(s, i);
+        }
+        assertThatThrownBy(() -> two.openStream(s.streamId(), 1).get(10, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(StreamFencedException.class).hasMessageContaining("node 1");
+        s.close().get(10, TimeUnit.SECONDS);
+
+        Stream taken = two.openStream(s.streamId(), 1).get(10, TimeUnit.SECONDS);
+        assertThat(taken.nextOffset()).isEqualTo(50);
+        readAll(taken, 50);
+        append(taken, 50);
+
+        // The old owner cannot come back at its old epoch.
+        assertThatThrownBy(() -> one.openStream(s.streamId(), 0).get(10, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(StreamFencedException.class);
+    }
+}

@@ -1,0 +1,92 @@
+package io.s3stream.internal.manifest;
+
+import io.s3stream.StreamOptions;
+import io.s3stream.internal.metadata.InMemoryManifest;
+import io.s3stream.internal.metadata.ManifestOp;
+import io.s3stream.spi.CommitRequest;
+import io.s3stream.spi.ObjectType;
+import io.s3stream.spi.StreamRange;
+import io.s3stream.testing.ManualClock;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Entries and checkpoints round-trip exactly; a restored checkpoint behaves like the state it was taken from. */
+class ManifestFormatTest {
+
+    private final ManualClock clock = new ManualClock();
+
+    private static Object apply(InMemoryManifest m, ManifestOp op, Instant at) {
+        return m.apply(op, at);
+    }
+
+    private InMemoryManifest sample() {
+        InMemoryManifest m = new InMemoryManifest(clock);
+        Instant t = clock.instant();
+        apply(m, new ManifestOp.RegisterNode(1), t);
+        apply(m, new ManifestOp.CreateStream(1, 1, 0, Map.of("a", "b")), t);
+        apply(m, new ManifestOp.CreateStream(1, 1, 100, Map.of()), t);
+        long first = (Long) apply(m, new ManifestOp.PrepareObjects(5, Duration.ofMinutes(1).toNanos()), t);
+        for (int i = 0; i < 3; i++) {
+            apply(m, new ManifestOp.CommitObjects(new CommitRequest(1, 1, List.of(new CommitRequest.NewObject(first + i,
+                    ObjectType.STREAM_SET, 10, List.of(new StreamRange(0, 0, i * 10L, i * 10L + 10),
+                    new StreamRange(1, 0, 100 + i * 5L, 105 + i * 5L)))), List.of())), t);
+        }
+        apply(m, new ManifestOp.TrimStream(0, 0, 15), t);
+        apply(m, new ManifestOp.PutKv("k", new byte[] {1, 2}), t);
+        return m;
+    }
+
+    private static byte[] encode(InMemoryManifest m) {
+        return ManifestFormat.encodeCheckpoint(new ManifestFormat.Checkpoint(7, Instant.EPOCH, m.snapshot()));
+    }
+
+    @Test
+    void checkpointRoundTripsAndRestoresTheSameState() {
+        InMemoryManifest m = sample();
+        byte[] bytes = encode(m);
+        ManifestFormat.Checkpoint cp = ManifestFormat.decodeCheckpoint(bytes, "k", 7);
+        InMemoryManifest restored = InMemoryManifest.restore(cp.snapshot(), clock);
+        assertThat(encode(restored)).isEqualTo(bytes);
+        assertThat(restored.listStreams()).isEqualTo(m.listStreams());
+        assertThat(restored.getObjects(0, 0, 100, 100)).isEqualTo(m.getObjects(0, 0, 100, 100));
+        assertThat(restored.getObjects(1, 0, 1000, 100)).isEqualTo(m.getObjects(1, 0, 1000, 100));
+        // Both continue identically.
+        Instant t = clock.instant().plus(Duration.ofMinutes(2)); // the unused prepared ids expire
+        ManifestOp next = new ManifestOp.TrimStream(1, 0, 110);
+        apply(m, next, t);
+        apply(restored, next, t);
+        assertThat(encode(restored)).isEqualTo(encode(m));
+    }
+
+    @Test
+    void entryRoundTrips() {
+        List<ManifestOp> ops = List.of(new ManifestOp.RegisterNode(3),
+                new ManifestOp.CreateStream(1, 2, 3, Map.of("x", "y")),
+                new ManifestOp.OpenStream(1, 2, 3, 4), new ManifestOp.CloseStream(1, 2, 3, 4),
+                new ManifestOp.TrimStream(1, 2, 3), new ManifestOp.DeleteStream(1, 2),
+                new ManifestOp.PrepareObjects(3, 1_000), new ManifestOp.ObjectsDeleted(List.of(1L, 2L)),
+                new ManifestOp.DeleteKv("d"),
+                new ManifestOp.CommitObjects(new CommitRequest(1, 2, List.of(new CommitRequest.NewObject(9,
+                        ObjectType.STREAM, 5, List.of(new StreamRange(1, 0, 0, 5)))), List.of(4L))));
+        ManifestFormat.Entry e = new ManifestFormat.Entry(42, 5, 6, Instant.ofEpochSecond(100, 7), ops);
+        ManifestFormat.Entry d = ManifestFormat.decodeEntry(ManifestFormat.encodeEntry(e), "k", 42);
+        assertThat(d).isEqualTo(e);
+        ManifestFormat.Entry kv = new ManifestFormat.Entry(1, 5, 6, Instant.EPOCH,
+                List.of(new ManifestOp.CompareAndSetKv("c", null, new byte[] {1})));
+        ManifestOp.CompareAndSetKv cas = (ManifestOp.CompareAndSetKv)
+                ManifestFormat.decodeEntry(ManifestFormat.encodeEntry(kv), "k", 1).ops().getFirst();
+        assertThat(cas.expected()).isNull();
+        assertThat(cas.value()).containsExactly(1);
+    }
+
+    @Test
+    void unusedOptionsAreHarmless() {
+        assertThat(StreamOptions.defaults().tags()).isEmpty();
+    }
+}
