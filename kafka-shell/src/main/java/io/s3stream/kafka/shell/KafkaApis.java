@@ -170,7 +170,7 @@ final class KafkaApis {
                 case METADATA -> metadata((MetadataRequest) request, version);
                 case PRODUCE -> produce((ProduceRequest) request);
                 case FETCH -> fetch((FetchRequest) request);
-                case LIST_OFFSETS -> listOffsets((ListOffsetsRequest) request);
+                case LIST_OFFSETS -> listOffsets((ListOffsetsRequest) request, version);
                 case CREATE_TOPICS -> createTopics((CreateTopicsRequest) request);
                 case DELETE_TOPICS -> deleteTopics((DeleteTopicsRequest) request, version);
                 case INIT_PRODUCER_ID -> initProducerId((InitProducerIdRequest) request);
@@ -644,7 +644,7 @@ final class KafkaApis {
 
     // ---------------------------------------------------------------- list offsets
 
-    private CompletableFuture<AbstractResponse> listOffsets(ListOffsetsRequest request) {
+    private CompletableFuture<AbstractResponse> listOffsets(ListOffsetsRequest request, short version) {
         List<ListOffsetsResponseData.ListOffsetsTopicResponse> out = new ArrayList<>();
         List<CompletableFuture<?>> all = new ArrayList<>();
         for (ListOffsetsRequestData.ListOffsetsTopic lt : request.data().topics()) {
@@ -652,7 +652,7 @@ final class KafkaApis {
             List<ListOffsetsResponseData.ListOffsetsPartitionResponse> parts = new ArrayList<>();
             for (ListOffsetsRequestData.ListOffsetsPartition lp : lt.partitions()) {
                 ListOffsetsResponseData.ListOffsetsPartitionResponse r = new ListOffsetsResponseData.ListOffsetsPartitionResponse()
-                        .setPartitionIndex(lp.partitionIndex()).setTimestamp(-1).setOffset(-1).setLeaderEpoch(0);
+                        .setPartitionIndex(lp.partitionIndex()).setTimestamp(-1).setOffset(-1).setLeaderEpoch(version >= 4 ? 0 : -1);
                 parts.add(r);
                 PartitionLog log = t == null ? null : t.partition(lp.partitionIndex());
                 if (log == null) {
@@ -734,16 +734,17 @@ final class KafkaApis {
             d.members().forEach(m -> ids.add(m.memberId()));
         }
         return groups.leave(d.groupId(), ids).thenApply(errors -> {
-            LeaveGroupResponseData out = new LeaveGroupResponseData();
+            List<LeaveGroupResponseData.MemberResponse> members = new ArrayList<>();
             if (version < 3) {
-                out.setErrorCode(errors.get(d.memberId()).code());
+                members.add(new LeaveGroupResponseData.MemberResponse().setMemberId(d.memberId())
+                        .setErrorCode(errors.get(d.memberId()).code()));
             } else {
                 for (var m : d.members()) {
-                    out.members().add(new LeaveGroupResponseData.MemberResponse().setMemberId(m.memberId())
+                    members.add(new LeaveGroupResponseData.MemberResponse().setMemberId(m.memberId())
                             .setGroupInstanceId(m.groupInstanceId()).setErrorCode(errors.get(m.memberId()).code()));
                 }
             }
-            return new LeaveGroupResponse(out, version);
+            return new LeaveGroupResponse(members, Errors.NONE, 0, version);
         });
     }
 
