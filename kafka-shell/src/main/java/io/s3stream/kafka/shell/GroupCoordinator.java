@@ -1,0 +1,506 @@
+package io.s3stream.kafka.shell;
+
+import io.s3stream.KeyValues;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.JoinGroupRequestData;
+import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.message.SyncGroupRequestData;
+import org.apache.kafka.common.message.SyncGroupResponseData;
+import org.apache.kafka.common.protocol.Errors;
+
+import java.net.URLDecoder;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.HashSet;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * The classic consumer-group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) and committed offsets.
+ *
+ * <h2>Concurrency</h2>
+ * One thread owns every group: request handlers hand it commands ({@link #call}) and get futures back; rebalance and
+ * session timers run on the same thread, so group state needs no locks.
+ *
+ * <h2>Durability</h2>
+ * Committed offsets are written to the manifest's key-value space ({@code kafka/offset/<group>/<topic>/<partition>})
+ * before the commit is acknowledged, and read back at startup. Group membership is soft state: after a restart
+ * members rejoin, as they do after a Kafka coordinator moves.
+ */
+final class GroupCoordinator implements AutoCloseable {
+    static final String OFFSET_PREFIX = "kafka/offset/";
+
+    enum State { EMPTY, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE }
+
+    record Committed(long offset, int leaderEpoch, String metadata) {
+    }
+
+    static final class Member {
+        final String memberId;
+        String groupInstanceId;
+        String clientId;
+        String clientHost;
+        int sessionTimeoutMs;
+        int rebalanceTimeoutMs;
+        LinkedHashMap<String, byte[]> protocols = new LinkedHashMap<>();
+        CompletableFuture<JoinGroupResponseData> joining;
+        CompletableFuture<SyncGroupResponseData> syncing;
+        byte[] assignment = new byte[0];
+        long lastHeartbeatMs;
+
+        Member(String memberId) {
+            this.memberId = memberId;
+        }
+    }
+
+    static final class Group {
+        final String groupId;
+        State state = State.EMPTY;
+        int generation;
+        String protocolType;
+        String protocolName;
+        String leader;
+        final LinkedHashMap<String, Member> members = new LinkedHashMap<>();
+        final Set<String> pending = new HashSet<>();
+        ScheduledFuture<?> rebalanceTimer;
+        boolean initialDelay;
+
+        Group(String groupId) {
+            this.groupId = groupId;
+        }
+    }
+
+    private final ShellConfig config;
+    private final KeyValues kv;
+    private final ScheduledExecutorService exec = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "kafka-shell-group-coordinator");
+        t.setDaemon(true);
+        return t;
+    });
+    private final Map<String, Group> groups = new HashMap<>();
+    private final Map<String, Map<TopicPartition, Committed>> offsets = new HashMap<>();
+
+    GroupCoordinator(ShellConfig config, KeyValues kv) {
+        this.config = config;
+        this.kv = kv;
+        exec.scheduleWithFixedDelay(this::expireSessions, 200, 200, TimeUnit.MILLISECONDS);
+    }
+
+    /** Reads committed offsets from the key-value space (startup). */
+    void load() {
+        call(() -> {
+            for (Map.Entry<String, byte[]> e : kv.list(OFFSET_PREFIX).join().entrySet()) {
+                String[] parts = e.getKey().substring(OFFSET_PREFIX.length()).split("/");
+                String group = URLDecoder.decode(parts[0], StandardCharsets.UTF_8);
+                TopicPartition tp = new TopicPartition(parts[1], Integer.parseInt(parts[2]));
+                offsets.computeIfAbsent(group, g -> new HashMap<>()).put(tp, decode(e.getValue()));
+            }
+            return null;
+        }).join();
+    }
+
+    /** Runs {@code task} on the coordinator thread. */
+    <T> CompletableFuture<T> call(Supplier<T> task) {
+        return CompletableFuture.supplyAsync(task, exec);
+    }
+
+    // ---------------------------------------------------------------- join
+
+    CompletableFuture<JoinGroupResponseData> join(JoinGroupRequestData req, short version, String clientId, String clientHost) {
+        return call(() -> {
+            CompletableFuture<JoinGroupResponseData> f = new CompletableFuture<>();
+            doJoin(req, version, clientId, clientHost, f);
+            return f;
+        }).thenCompose(f -> f);
+    }
+
+    private static JoinGroupResponseData joinError(Errors e, String memberId) {
+        return new JoinGroupResponseData().setErrorCode(e.code()).setMemberId(memberId).setGenerationId(-1)
+                .setProtocolName(null).setLeader("");
+    }
+
+    private void doJoin(JoinGroupRequestData req, short version, String clientId, String clientHost,
+                        CompletableFuture<JoinGroupResponseData> f) {
+        String groupId = req.groupId();
+        if (groupId == null || groupId.isEmpty()) {
+            f.complete(joinError(Errors.INVALID_GROUP_ID, req.memberId()));
+            return;
+        }
+        if (req.sessionTimeoutMs() < config.groupMinSessionTimeoutMs()
+                || req.sessionTimeoutMs() > config.groupMaxSessionTimeoutMs()) {
+            f.complete(joinError(Errors.INVALID_SESSION_TIMEOUT, req.memberId()));
+            return;
+        }
+        Group g = groups.computeIfAbsent(groupId, Group::new);
+        if (!g.members.isEmpty() && (!req.protocolType().equals(g.protocolType) || !supportsCommonProtocol(g, req))) {
+            f.complete(joinError(Errors.INCONSISTENT_GROUP_PROTOCOL, req.memberId()));
+            return;
+        }
+        String memberId = req.memberId();
+        if (memberId.isEmpty()) {
+            memberId = clientId + "-" + UUID.randomUUID();
+            if (version >= 4) {
+                g.pending.add(memberId);
+                f.complete(joinError(Errors.MEMBER_ID_REQUIRED, memberId));
+                return;
+            }
+        } else if (!g.members.containsKey(memberId) && !g.pending.remove(memberId)) {
+            f.complete(joinError(Errors.UNKNOWN_MEMBER_ID, memberId));
+            return;
+        }
+        Member m = g.members.computeIfAbsent(memberId, Member::new);
+        m.groupInstanceId = req.groupInstanceId();
+        m.clientId = clientId;
+        m.clientHost = clientHost;
+        m.sessionTimeoutMs = req.sessionTimeoutMs();
+        m.rebalanceTimeoutMs = version >= 1 ? req.rebalanceTimeoutMs() : req.sessionTimeoutMs();
+        m.protocols = new LinkedHashMap<>();
+        for (JoinGroupRequestData.JoinGroupRequestProtocol p : req.protocols()) {
+            m.protocols.put(p.name(), p.metadata());
+        }
+        m.lastHeartbeatMs = now();
+        if (m.joining != null) {
+            m.joining.complete(joinError(Errors.UNKNOWN_MEMBER_ID, memberId)); // superseded by this join
+        }
+        m.joining = f;
+        g.protocolType = req.protocolType();
+        if (g.state == State.PREPARING_REBALANCE) {
+            maybeCompleteJoin(g);
+        } else {
+            prepareRebalance(g);
+        }
+    }
+
+    private static boolean supportsCommonProtocol(Group g, JoinGroupRequestData req) {
+        for (JoinGroupRequestData.JoinGroupRequestProtocol p : req.protocols()) {
+            boolean all = true;
+            for (Member m : g.members.values()) {
+                all &= m.protocols.containsKey(p.name());
+            }
+            if (all) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void prepareRebalance(Group g) {
+        if (g.state == State.COMPLETING_REBALANCE) {
+            for (Member m : g.members.values()) {
+                if (m.syncing != null) {
+                    m.syncing.complete(syncError(Errors.REBALANCE_IN_PROGRESS));
+                    m.syncing = null;
+                }
+            }
+        }
+        boolean wasEmpty = g.state == State.EMPTY;
+        g.state = State.PREPARING_REBALANCE;
+        if (g.rebalanceTimer != null) {
+            g.rebalanceTimer.cancel(false);
+        }
+        long delayMs;
+        if (wasEmpty && config.groupInitialRebalanceDelayMs() > 0) {
+            g.initialDelay = true;
+            delayMs = config.groupInitialRebalanceDelayMs();
+        } else {
+            g.initialDelay = false;
+            delayMs = 0;
+            for (Member m : g.members.values()) {
+                delayMs = Math.max(delayMs, m.rebalanceTimeoutMs);
+            }
+        }
+        g.rebalanceTimer = exec.schedule(() -> {
+            g.initialDelay = false;
+            completeJoin(g);
+        }, delayMs, TimeUnit.MILLISECONDS);
+        maybeCompleteJoin(g);
+    }
+
+    private void maybeCompleteJoin(Group g) {
+        if (g.state != State.PREPARING_REBALANCE || g.initialDelay) {
+            return;
+        }
+        for (Member m : g.members.values()) {
+            if (m.joining == null) {
+                return;
+            }
+        }
+        completeJoin(g);
+    }
+
+    private void completeJoin(Group g) {
+        if (g.state != State.PREPARING_REBALANCE) {
+            return;
+        }
+        if (g.rebalanceTimer != null) {
+            g.rebalanceTimer.cancel(false);
+            g.rebalanceTimer = null;
+        }
+        g.members.values().removeIf(m -> m.joining == null); // did not rejoin in time
+        g.generation++;
+        if (g.members.isEmpty()) {
+            g.state = State.EMPTY;
+            g.leader = null;
+            g.protocolName = null;
+            return;
+        }
+        if (g.leader == null || !g.members.containsKey(g.leader)) {
+            g.leader = g.members.keySet().iterator().next();
+        }
+        g.protocolName = null;
+        for (String candidate : g.members.get(g.leader).protocols.keySet()) {
+            boolean all = true;
+            for (Member m : g.members.values()) {
+                all &= m.protocols.containsKey(candidate);
+            }
+            if (all) {
+                g.protocolName = candidate;
+                break;
+            }
+        }
+        g.state = State.COMPLETING_REBALANCE;
+        for (Member m : g.members.values()) {
+            JoinGroupResponseData r = new JoinGroupResponseData().setErrorCode(Errors.NONE.code())
+                    .setGenerationId(g.generation).setProtocolType(g.protocolType).setProtocolName(g.protocolName)
+                    .setLeader(g.leader).setMemberId(m.memberId);
+            if (m.memberId.equals(g.leader)) {
+                List<JoinGroupResponseData.JoinGroupResponseMember> list = new ArrayList<>();
+                for (Member o : g.members.values()) {
+                    list.add(new JoinGroupResponseData.JoinGroupResponseMember().setMemberId(o.memberId)
+                            .setGroupInstanceId(o.groupInstanceId).setMetadata(o.protocols.get(g.protocolName)));
+                }
+                r.setMembers(list);
+            }
+            m.lastHeartbeatMs = now();
+            CompletableFuture<JoinGroupResponseData> f = m.joining;
+            m.joining = null;
+            f.complete(r);
+        }
+    }
+
+    // ---------------------------------------------------------------- sync
+
+    private static SyncGroupResponseData syncError(Errors e) {
+        return new SyncGroupResponseData().setErrorCode(e.code()).setAssignment(new byte[0]);
+    }
+
+    CompletableFuture<SyncGroupResponseData> sync(SyncGroupRequestData req) {
+        return call(() -> {
+            CompletableFuture<SyncGroupResponseData> f = new CompletableFuture<>();
+            Group g = groups.get(req.groupId());
+            Member m = g == null ? null : g.members.get(req.memberId());
+            if (m == null) {
+                f.complete(syncError(Errors.UNKNOWN_MEMBER_ID));
+            } else if (req.generationId() != g.generation) {
+                f.complete(syncError(Errors.ILLEGAL_GENERATION));
+            } else if ((req.protocolType() != null && !req.protocolType().equals(g.protocolType))
+                    || (req.protocolName() != null && !req.protocolName().equals(g.protocolName))) {
+                f.complete(syncError(Errors.INCONSISTENT_GROUP_PROTOCOL));
+            } else if (g.state == State.PREPARING_REBALANCE) {
+                f.complete(syncError(Errors.REBALANCE_IN_PROGRESS));
+            } else if (g.state == State.STABLE) {
+                f.complete(syncOk(g, m));
+            } else {
+                m.syncing = f;
+                m.lastHeartbeatMs = now();
+                if (m.memberId.equals(g.leader)) {
+                    Map<String, byte[]> byMember = new HashMap<>();
+                    for (SyncGroupRequestData.SyncGroupRequestAssignment a : req.assignments()) {
+                        byMember.put(a.memberId(), a.assignment());
+                    }
+                    g.state = State.STABLE;
+                    for (Member o : g.members.values()) {
+                        o.assignment = byMember.getOrDefault(o.memberId, new byte[0]);
+                        if (o.syncing != null) {
+                            o.syncing.complete(syncOk(g, o));
+                            o.syncing = null;
+                        }
+                    }
+                }
+            }
+            return f;
+        }).thenCompose(f -> f);
+    }
+
+    private static SyncGroupResponseData syncOk(Group g, Member m) {
+        return new SyncGroupResponseData().setErrorCode(Errors.NONE.code()).setProtocolType(g.protocolType)
+                .setProtocolName(g.protocolName).setAssignment(m.assignment);
+    }
+
+    // ---------------------------------------------------------------- heartbeat, leave, expiry
+
+    CompletableFuture<Errors> heartbeat(String groupId, String memberId, int generation) {
+        return call(() -> {
+            Group g = groups.get(groupId);
+            Member m = g == null ? null : g.members.get(memberId);
+            if (m == null) {
+                return Errors.UNKNOWN_MEMBER_ID;
+            }
+            m.lastHeartbeatMs = now();
+            if (g.state == State.PREPARING_REBALANCE) {
+                return Errors.REBALANCE_IN_PROGRESS;
+            }
+            if (generation != g.generation) {
+                return Errors.ILLEGAL_GENERATION;
+            }
+            return Errors.NONE;
+        });
+    }
+
+    /** Removes members; returns an error per member id. */
+    CompletableFuture<Map<String, Errors>> leave(String groupId, List<String> memberIds) {
+        return call(() -> {
+            Map<String, Errors> result = new LinkedHashMap<>();
+            Group g = groups.get(groupId);
+            for (String id : memberIds) {
+                if (g == null || !g.members.containsKey(id)) {
+                    result.put(id, Errors.UNKNOWN_MEMBER_ID);
+                } else {
+                    removeMember(g, id);
+                    result.put(id, Errors.NONE);
+                }
+            }
+            return result;
+        });
+    }
+
+    private void removeMember(Group g, String memberId) {
+        Member m = g.members.remove(memberId);
+        if (m == null) {
+            return;
+        }
+        if (m.joining != null) {
+            m.joining.complete(joinError(Errors.UNKNOWN_MEMBER_ID, memberId));
+        }
+        if (m.syncing != null) {
+            m.syncing.complete(syncError(Errors.UNKNOWN_MEMBER_ID));
+        }
+        switch (g.state) {
+            case STABLE, COMPLETING_REBALANCE -> prepareRebalance(g);
+            case PREPARING_REBALANCE -> {
+                if (g.members.isEmpty()) {
+                    completeJoin(g);
+                } else {
+                    maybeCompleteJoin(g);
+                }
+            }
+            case EMPTY -> { }
+        }
+    }
+
+    private void expireSessions() {
+        long now = now();
+        for (Group g : List.copyOf(groups.values())) {
+            for (Member m : List.copyOf(g.members.values())) {
+                if (m.joining == null && now - m.lastHeartbeatMs > m.sessionTimeoutMs) {
+                    removeMember(g, m.memberId);
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- offsets
+
+    /** Checks a commit's member and generation; NONE when the commit may proceed. */
+    CompletableFuture<Errors> validateCommit(String groupId, String memberId, int generation) {
+        return call(() -> {
+            Group g = groups.get(groupId);
+            if (generation < 0 && (memberId == null || memberId.isEmpty())) {
+                // A "simple" commit outside any generation: only for groups without active members.
+                return g == null || g.members.isEmpty() ? Errors.NONE : Errors.UNKNOWN_MEMBER_ID;
+            }
+            if (g == null || !g.members.containsKey(memberId)) {
+                return Errors.UNKNOWN_MEMBER_ID;
+            }
+            if (generation != g.generation) {
+                return Errors.ILLEGAL_GENERATION;
+            }
+            if (g.state == State.PREPARING_REBALANCE) {
+                return Errors.REBALANCE_IN_PROGRESS;
+            }
+            g.members.get(memberId).lastHeartbeatMs = now();
+            return Errors.NONE;
+        });
+    }
+
+    /** Stores offsets durably, then in memory. */
+    CompletableFuture<Void> commit(String groupId, Map<TopicPartition, Committed> commits) {
+        List<CompletableFuture<Void>> writes = new ArrayList<>();
+        for (Map.Entry<TopicPartition, Committed> e : commits.entrySet()) {
+            writes.add(kv.put(offsetKey(groupId, e.getKey()), encode(e.getValue())));
+        }
+        return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new))
+                .thenComposeAsync(v -> {
+                    offsets.computeIfAbsent(groupId, g -> new HashMap<>()).putAll(commits);
+                    return CompletableFuture.<Void>completedFuture(null);
+                }, exec);
+    }
+
+    CompletableFuture<Map<TopicPartition, Committed>> committed(String groupId) {
+        return call(() -> new TreeMap<TopicPartition, Committed>(
+                java.util.Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition)) {
+            {
+                putAll(offsets.getOrDefault(groupId, Map.of()));
+            }
+        });
+    }
+
+    private static String offsetKey(String group, TopicPartition tp) {
+        return OFFSET_PREFIX + URLEncoder.encode(group, StandardCharsets.UTF_8) + "/" + tp.topic() + "/" + tp.partition();
+    }
+
+    private static byte[] encode(Committed c) {
+        return (c.offset() + "," + c.leaderEpoch() + "," + (c.metadata() == null ? "" : c.metadata()))
+                .getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static Committed decode(byte[] b) {
+        String s = new String(b, StandardCharsets.UTF_8);
+        String[] p = s.split(",", 3);
+        return new Committed(Long.parseLong(p[0]), Integer.parseInt(p[1]), p[2]);
+    }
+
+    /** Group ids known to this coordinator, with their state and protocol type. */
+    CompletableFuture<Map<String, Group>> snapshot() {
+        return call(() -> new TreeMap<>(groups));
+    }
+
+    /** Drops all offsets of topic {@code topic} (after DeleteTopics). */
+    void forgetTopic(String topic) {
+        call(() -> {
+            for (Map.Entry<String, Map<TopicPartition, Committed>> e : offsets.entrySet()) {
+                Iterator<TopicPartition> it = e.getValue().keySet().iterator();
+                while (it.hasNext()) {
+                    TopicPartition tp = it.next();
+                    if (tp.topic().equals(topic)) {
+                        it.remove();
+                        kv.delete(offsetKey(e.getKey(), tp));
+                    }
+                }
+            }
+            return null;
+        });
+    }
+
+    private static long now() {
+        return System.nanoTime() / 1_000_000;
+    }
+
+    @Override
+    public void close() {
+        exec.shutdownNow();
+    }
+}

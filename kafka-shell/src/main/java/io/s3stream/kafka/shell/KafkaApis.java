@@ -1,0 +1,969 @@
+package io.s3stream.kafka.shell;
+
+import io.s3stream.KeyValues;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.CorruptRecordException;
+import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.message.DeleteTopicsRequestData;
+import org.apache.kafka.common.message.DeleteTopicsResponseData;
+import org.apache.kafka.common.message.DescribeClusterResponseData;
+import org.apache.kafka.common.message.DescribeConfigsRequestData;
+import org.apache.kafka.common.message.DescribeConfigsResponseData;
+import org.apache.kafka.common.message.DescribeGroupsResponseData;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.FindCoordinatorResponseData;
+import org.apache.kafka.common.message.HeartbeatResponseData;
+import org.apache.kafka.common.message.InitProducerIdRequestData;
+import org.apache.kafka.common.message.InitProducerIdResponseData;
+import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.message.LeaveGroupRequestData;
+import org.apache.kafka.common.message.LeaveGroupResponseData;
+import org.apache.kafka.common.message.ListGroupsResponseData;
+import org.apache.kafka.common.message.ListOffsetsRequestData;
+import org.apache.kafka.common.message.ListOffsetsResponseData;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.message.OffsetCommitResponseData;
+import org.apache.kafka.common.message.OffsetFetchRequestData;
+import org.apache.kafka.common.message.OffsetFetchResponseData;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ApiVersionsRequest;
+import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.requests.DeleteTopicsRequest;
+import org.apache.kafka.common.requests.DeleteTopicsResponse;
+import org.apache.kafka.common.requests.DescribeClusterResponse;
+import org.apache.kafka.common.requests.DescribeConfigsRequest;
+import org.apache.kafka.common.requests.DescribeConfigsResponse;
+import org.apache.kafka.common.requests.DescribeGroupsRequest;
+import org.apache.kafka.common.requests.DescribeGroupsResponse;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.FindCoordinatorRequest;
+import org.apache.kafka.common.requests.FindCoordinatorResponse;
+import org.apache.kafka.common.requests.HeartbeatRequest;
+import org.apache.kafka.common.requests.HeartbeatResponse;
+import org.apache.kafka.common.requests.InitProducerIdRequest;
+import org.apache.kafka.common.requests.InitProducerIdResponse;
+import org.apache.kafka.common.requests.JoinGroupRequest;
+import org.apache.kafka.common.requests.JoinGroupResponse;
+import org.apache.kafka.common.requests.LeaveGroupRequest;
+import org.apache.kafka.common.requests.LeaveGroupResponse;
+import org.apache.kafka.common.requests.ListGroupsResponse;
+import org.apache.kafka.common.requests.ListOffsetsRequest;
+import org.apache.kafka.common.requests.ListOffsetsResponse;
+import org.apache.kafka.common.requests.MetadataRequest;
+import org.apache.kafka.common.requests.MetadataResponse;
+import org.apache.kafka.common.requests.OffsetCommitRequest;
+import org.apache.kafka.common.requests.OffsetCommitResponse;
+import org.apache.kafka.common.requests.OffsetFetchRequest;
+import org.apache.kafka.common.requests.OffsetFetchResponse;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.requests.RequestContext;
+import org.apache.kafka.common.requests.SyncGroupRequest;
+import org.apache.kafka.common.requests.SyncGroupResponse;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The broker logic: one method per Kafka API, each turning a parsed request into a future response. Requests and
+ * responses are kafka-clients' own classes; what the broker does with them is here.
+ *
+ * <p>{@link #SUPPORTED} is the single source of what ApiVersions advertises and what {@link #handle} accepts; a
+ * version outside it gets UNSUPPORTED_VERSION.
+ */
+final class KafkaApis {
+    /** Advertised API versions: [min, max] per key. Versions that address topics by id only are left out. */
+    static final Map<ApiKeys, short[]> SUPPORTED = new EnumMap<>(ApiKeys.class);
+
+    static {
+        SUPPORTED.put(ApiKeys.PRODUCE, new short[] {3, 12});
+        SUPPORTED.put(ApiKeys.FETCH, new short[] {4, 12});
+        SUPPORTED.put(ApiKeys.LIST_OFFSETS, new short[] {1, 8});
+        SUPPORTED.put(ApiKeys.METADATA, new short[] {0, 12});
+        SUPPORTED.put(ApiKeys.OFFSET_COMMIT, new short[] {2, 9});
+        SUPPORTED.put(ApiKeys.OFFSET_FETCH, new short[] {1, 9});
+        SUPPORTED.put(ApiKeys.FIND_COORDINATOR, new short[] {0, 5});
+        SUPPORTED.put(ApiKeys.JOIN_GROUP, new short[] {0, 9});
+        SUPPORTED.put(ApiKeys.HEARTBEAT, new short[] {0, 4});
+        SUPPORTED.put(ApiKeys.LEAVE_GROUP, new short[] {0, 5});
+        SUPPORTED.put(ApiKeys.SYNC_GROUP, new short[] {0, 5});
+        SUPPORTED.put(ApiKeys.DESCRIBE_GROUPS, new short[] {0, 5});
+        SUPPORTED.put(ApiKeys.LIST_GROUPS, new short[] {0, 4});
+        SUPPORTED.put(ApiKeys.API_VERSIONS, new short[] {0, 4});
+        SUPPORTED.put(ApiKeys.CREATE_TOPICS, new short[] {2, 7});
+        SUPPORTED.put(ApiKeys.DELETE_TOPICS, new short[] {1, 6});
+        SUPPORTED.put(ApiKeys.INIT_PRODUCER_ID, new short[] {0, 5});
+        SUPPORTED.put(ApiKeys.DESCRIBE_CONFIGS, new short[] {1, 4});
+        SUPPORTED.put(ApiKeys.DESCRIBE_CLUSTER, new short[] {0, 1});
+    }
+
+    static boolean supports(ApiKeys key, short version) {
+        short[] range = SUPPORTED.get(key);
+        return range != null && version >= range[0] && version <= range[1];
+    }
+
+    private final ShellConfig config;
+    private final TopicRegistry topics;
+    private final GroupCoordinator groups;
+    private final ProducerIds producerIds;
+    private final ScheduledExecutorService timer;
+    private volatile int advertisedPort;
+
+    KafkaApis(ShellConfig config, TopicRegistry topics, GroupCoordinator groups, KeyValues kv, ScheduledExecutorService timer) {
+        this.config = config;
+        this.topics = topics;
+        this.groups = groups;
+        this.producerIds = new ProducerIds(kv);
+        this.timer = timer;
+        this.advertisedPort = config.advertisedPort();
+    }
+
+    void boundPort(int port) {
+        if (advertisedPort == 0) {
+            advertisedPort = port;
+        }
+    }
+
+    /** Handles one request; the future's value is null when no response is sent (produce with acks=0). */
+    CompletableFuture<AbstractResponse> handle(RequestContext ctx, AbstractRequest request) {
+        ApiKeys key = ctx.header.apiKey();
+        short version = ctx.header.apiVersion();
+        if (key != ApiKeys.API_VERSIONS && !supports(key, version)) {
+            return CompletableFuture.completedFuture(request.getErrorResponse(0, Errors.UNSUPPORTED_VERSION.exception()));
+        }
+        CompletableFuture<AbstractResponse> response;
+        try {
+            response = switch (key) {
+                case API_VERSIONS -> done(apiVersions((ApiVersionsRequest) request));
+                case METADATA -> metadata((MetadataRequest) request, version);
+                case PRODUCE -> produce((ProduceRequest) request);
+                case FETCH -> fetch((FetchRequest) request);
+                case LIST_OFFSETS -> listOffsets((ListOffsetsRequest) request, version);
+                case CREATE_TOPICS -> createTopics((CreateTopicsRequest) request);
+                case DELETE_TOPICS -> deleteTopics((DeleteTopicsRequest) request, version);
+                case INIT_PRODUCER_ID -> initProducerId((InitProducerIdRequest) request);
+                case FIND_COORDINATOR -> done(findCoordinator((FindCoordinatorRequest) request, version));
+                case JOIN_GROUP -> groups.join(((JoinGroupRequest) request).data(), version, ctx.clientId(),
+                                ctx.clientAddress == null ? "" : ctx.clientAddress.toString())
+                        .thenApply(d -> joinResponse(d, version));
+                case SYNC_GROUP -> groups.sync(((SyncGroupRequest) request).data())
+                        .thenApply(SyncGroupResponse::new);
+                case HEARTBEAT -> {
+                    var d = ((HeartbeatRequest) request).data();
+                    yield groups.heartbeat(d.groupId(), d.memberId(), d.generationId())
+                            .thenApply(e -> new HeartbeatResponse(new HeartbeatResponseData().setErrorCode(e.code())));
+                }
+                case LEAVE_GROUP -> leaveGroup((LeaveGroupRequest) request, version);
+                case OFFSET_COMMIT -> offsetCommit((OffsetCommitRequest) request);
+                case OFFSET_FETCH -> offsetFetch((OffsetFetchRequest) request, version);
+                case DESCRIBE_CONFIGS -> done(describeConfigs((DescribeConfigsRequest) request));
+                case DESCRIBE_CLUSTER -> done(describeCluster());
+                case LIST_GROUPS -> listGroups();
+                case DESCRIBE_GROUPS -> describeGroups((DescribeGroupsRequest) request);
+                default -> done(request.getErrorResponse(0, Errors.UNSUPPORTED_VERSION.exception()));
+            };
+        } catch (RuntimeException e) {
+            response = CompletableFuture.failedFuture(e);
+        }
+        return response.exceptionally(e -> {
+            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            System.getLogger(KafkaApis.class.getName()).log(System.Logger.Level.WARNING,
+                    () -> key + " v" + version + " failed", cause);
+            return request.getErrorResponse(0, cause);
+        });
+    }
+
+    private static CompletableFuture<AbstractResponse> done(AbstractResponse r) {
+        return CompletableFuture.completedFuture(r);
+    }
+
+    // ---------------------------------------------------------------- ApiVersions, cluster, metadata
+
+    static ApiVersionsResponse apiVersions(ApiVersionsRequest request) {
+        ApiVersionsResponseData.ApiVersionCollection keys = new ApiVersionsResponseData.ApiVersionCollection();
+        SUPPORTED.forEach((k, v) -> keys.add(new ApiVersionsResponseData.ApiVersion()
+                .setApiKey(k.id).setMinVersion(v[0]).setMaxVersion(v[1])));
+        Errors error = request.hasUnsupportedRequestVersion() ? Errors.UNSUPPORTED_VERSION
+                : request.isValid() ? Errors.NONE : Errors.INVALID_REQUEST;
+        return new ApiVersionsResponse(new ApiVersionsResponseData().setErrorCode(error.code()).setApiKeys(keys));
+    }
+
+    private AbstractResponse describeCluster() {
+        DescribeClusterResponseData.DescribeClusterBrokerCollection brokers = new DescribeClusterResponseData.DescribeClusterBrokerCollection();
+        brokers.add(new DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(config.nodeId())
+                .setHost(config.advertisedHost()).setPort(advertisedPort));
+        return new DescribeClusterResponse(new DescribeClusterResponseData().setClusterId(config.clusterId())
+                .setControllerId(config.nodeId()).setBrokers(brokers));
+    }
+
+    private CompletableFuture<AbstractResponse> metadata(MetadataRequest request, short version) {
+        MetadataRequestData data = request.data();
+        boolean all = data.topics() == null || (version == 0 && data.topics().isEmpty());
+        List<CompletableFuture<MetadataResponseData.MetadataResponseTopic>> futures = new ArrayList<>();
+        if (all) {
+            for (TopicRegistry.Topic t : topics.all()) {
+                futures.add(CompletableFuture.completedFuture(describeTopic(t)));
+            }
+        } else {
+            boolean autoCreate = config.autoCreateTopics() && (version < 4 || data.allowAutoTopicCreation());
+            for (MetadataRequestData.MetadataRequestTopic rt : data.topics()) {
+                TopicRegistry.Topic t = rt.name() != null ? topics.get(rt.name())
+                        : rt.topicId() != null ? topics.byId(rt.topicId()) : null;
+                if (t != null) {
+                    futures.add(CompletableFuture.completedFuture(describeTopic(t)));
+                } else if (rt.name() != null && autoCreate) {
+                    String name = rt.name();
+                    futures.add(topics.create(name, config.numPartitions(), Map.of())
+                            .handle((created, e) -> {
+                                TopicRegistry.Topic now = topics.get(name);
+                                if (now != null) {
+                                    return describeTopic(now);
+                                }
+                                Errors err = Errors.forException(e instanceof CompletionException ? e.getCause() : e);
+                                return new MetadataResponseData.MetadataResponseTopic().setName(name)
+                                        .setErrorCode(err == Errors.TOPIC_ALREADY_EXISTS ? Errors.LEADER_NOT_AVAILABLE.code() : err.code());
+                            }));
+                } else {
+                    futures.add(CompletableFuture.completedFuture(new MetadataResponseData.MetadataResponseTopic()
+                            .setName(rt.name()).setTopicId(rt.topicId() == null ? Uuid.ZERO_UUID : rt.topicId())
+                            .setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code())));
+                }
+            }
+        }
+        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            MetadataResponseData.MetadataResponseBrokerCollection brokers = new MetadataResponseData.MetadataResponseBrokerCollection();
+            brokers.add(new MetadataResponseData.MetadataResponseBroker().setNodeId(config.nodeId())
+                    .setHost(config.advertisedHost()).setPort(advertisedPort));
+            MetadataResponseData.MetadataResponseTopicCollection list = new MetadataResponseData.MetadataResponseTopicCollection();
+            for (var f : futures) {
+                list.add(f.join());
+            }
+            return new MetadataResponse(new MetadataResponseData().setBrokers(brokers).setClusterId(config.clusterId())
+                    .setControllerId(config.nodeId()).setTopics(list), version);
+        });
+    }
+
+    private MetadataResponseData.MetadataResponseTopic describeTopic(TopicRegistry.Topic t) {
+        List<MetadataResponseData.MetadataResponsePartition> partitions = new ArrayList<>();
+        for (PartitionLog p : t.partitions()) {
+            partitions.add(new MetadataResponseData.MetadataResponsePartition().setPartitionIndex(p.partition())
+                    .setLeaderId(config.nodeId()).setLeaderEpoch(0).setReplicaNodes(List.of(config.nodeId()))
+                    .setIsrNodes(List.of(config.nodeId())).setOfflineReplicas(List.of()));
+        }
+        return new MetadataResponseData.MetadataResponseTopic().setName(t.name()).setTopicId(t.id())
+                .setIsInternal(false).setPartitions(partitions);
+    }
+
+    // ---------------------------------------------------------------- topics and configs
+
+    private CompletableFuture<AbstractResponse> createTopics(CreateTopicsRequest request) {
+        CreateTopicsRequestData data = request.data();
+        List<CompletableFuture<CreateTopicsResponseData.CreatableTopicResult>> futures = new ArrayList<>();
+        for (CreateTopicsRequestData.CreatableTopic ct : data.topics()) {
+            CreateTopicsResponseData.CreatableTopicResult r = new CreateTopicsResponseData.CreatableTopicResult()
+                    .setName(ct.name());
+            int partitions = ct.numPartitions() == -1 ? config.numPartitions() : ct.numPartitions();
+            Map<String, String> configs = new TreeMap<>();
+            ct.configs().forEach(c -> configs.put(c.name(), c.value()));
+            String problem = null;
+            Errors error = Errors.NONE;
+            if (!ct.assignments().isEmpty()) {
+                error = Errors.INVALID_REQUEST;
+                problem = "manual replica assignments are not supported";
+            } else if (ct.replicationFactor() != -1 && ct.replicationFactor() != 1) {
+                error = Errors.INVALID_REPLICATION_FACTOR;
+                problem = "replication factor must be 1 (or -1): durability comes from the WAL and object storage";
+            } else if (partitions < 1) {
+                error = Errors.INVALID_PARTITIONS;
+                problem = "number of partitions must be at least 1";
+            } else if (topics.get(ct.name()) != null) {
+                error = Errors.TOPIC_ALREADY_EXISTS;
+                problem = "Topic '" + ct.name() + "' already exists.";
+            } else {
+                try {
+                    TopicRegistry.validateName(ct.name());
+                    TopicConfigs.validate(configs);
+                } catch (RuntimeException e) {
+                    error = Errors.forException(e);
+                    problem = e.getMessage();
+                }
+            }
+            if (error != Errors.NONE) {
+                futures.add(CompletableFuture.completedFuture(r.setErrorCode(error.code()).setErrorMessage(problem)));
+            } else if (data.validateOnly()) {
+                futures.add(CompletableFuture.completedFuture(r.setNumPartitions(partitions).setReplicationFactor((short) 1)));
+            } else {
+                futures.add(topics.create(ct.name(), partitions, configs).handle((t, e) -> {
+                    if (e != null) {
+                        Throwable c = e instanceof CompletionException ? e.getCause() : e;
+                        return r.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
+                    }
+                    List<CreateTopicsResponseData.CreatableTopicConfigs> cfgs = new ArrayList<>();
+                    TopicConfigs.effective(config, t.configs()).forEach((k, v) -> cfgs.add(
+                            new CreateTopicsResponseData.CreatableTopicConfigs().setName(k).setValue(v)
+                                    .setConfigSource((byte) (t.configs().containsKey(k) ? 1 : 5))));
+                    return r.setTopicId(t.id()).setNumPartitions(partitions).setReplicationFactor((short) 1).setConfigs(cfgs);
+                }));
+            }
+        }
+        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            CreateTopicsResponseData.CreatableTopicResultCollection results = new CreateTopicsResponseData.CreatableTopicResultCollection();
+            futures.forEach(f -> results.add(f.join()));
+            return new CreateTopicsResponse(new CreateTopicsResponseData().setTopics(results));
+        });
+    }
+
+    private CompletableFuture<AbstractResponse> deleteTopics(DeleteTopicsRequest request, short version) {
+        DeleteTopicsRequestData data = request.data();
+        List<String> names = new ArrayList<>();
+        List<Uuid> ids = new ArrayList<>();
+        if (version >= 6) {
+            for (DeleteTopicsRequestData.DeleteTopicState s : data.topics()) {
+                names.add(s.name());
+                ids.add(s.topicId());
+            }
+        } else {
+            for (String n : data.topicNames()) {
+                names.add(n);
+                ids.add(Uuid.ZERO_UUID);
+            }
+        }
+        List<CompletableFuture<DeleteTopicsResponseData.DeletableTopicResult>> futures = new ArrayList<>();
+        for (int i = 0; i < names.size(); i++) {
+            String name = names.get(i);
+            Uuid id = ids.get(i);
+            TopicRegistry.Topic t = name != null ? topics.get(name) : topics.byId(id);
+            DeleteTopicsResponseData.DeletableTopicResult r = new DeleteTopicsResponseData.DeletableTopicResult()
+                    .setName(name).setTopicId(id == null ? Uuid.ZERO_UUID : id);
+            if (t == null) {
+                futures.add(CompletableFuture.completedFuture(r.setErrorCode(
+                        (name == null ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code())));
+                continue;
+            }
+            r.setName(t.name()).setTopicId(t.id());
+            futures.add(topics.delete(t.name()).handle((v, e) -> {
+                if (e != null) {
+                    return r.setErrorCode(Errors.forException(e.getCause() != null ? e.getCause() : e).code());
+                }
+                groups.forgetTopic(t.name());
+                return r;
+            }));
+        }
+        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            DeleteTopicsResponseData.DeletableTopicResultCollection results = new DeleteTopicsResponseData.DeletableTopicResultCollection();
+            futures.forEach(f -> results.add(f.join()));
+            return new DeleteTopicsResponse(new DeleteTopicsResponseData().setResponses(results));
+        });
+    }
+
+    private AbstractResponse describeConfigs(DescribeConfigsRequest request) {
+        DescribeConfigsResponseData out = new DescribeConfigsResponseData();
+        for (DescribeConfigsRequestData.DescribeConfigsResource res : request.data().resources()) {
+            DescribeConfigsResponseData.DescribeConfigsResult r = new DescribeConfigsResponseData.DescribeConfigsResult()
+                    .setResourceType(res.resourceType()).setResourceName(res.resourceName());
+            Map<String, String> values;
+            Map<String, String> overrides;
+            if (res.resourceType() == 2) { // TOPIC
+                TopicRegistry.Topic t = topics.get(res.resourceName());
+                if (t == null) {
+                    out.results().add(r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code())
+                            .setErrorMessage("Topic '" + res.resourceName() + "' does not exist."));
+                    continue;
+                }
+                overrides = t.configs();
+                values = TopicConfigs.effective(config, overrides);
+            } else if (res.resourceType() == 4 || res.resourceType() == 8) { // BROKER, BROKER_LOGGER
+                overrides = config.raw();
+                values = TopicConfigs.broker(config);
+            } else {
+                out.results().add(r.setErrorCode(Errors.INVALID_REQUEST.code())
+                        .setErrorMessage("unsupported resource type " + res.resourceType()));
+                continue;
+            }
+            List<DescribeConfigsResponseData.DescribeConfigsResourceResult> configs = new ArrayList<>();
+            values.forEach((k, v) -> {
+                if (res.configurationKeys() == null || res.configurationKeys().contains(k)) {
+                    byte source = overrides.containsKey(k) ? (byte) (res.resourceType() == 2 ? 1 : 4) : (byte) 5;
+                    configs.add(new DescribeConfigsResponseData.DescribeConfigsResourceResult().setName(k).setValue(v)
+                            .setReadOnly(res.resourceType() != 2).setConfigSource(source).setIsSensitive(false));
+                }
+            });
+            out.results().add(r.setConfigs(configs));
+        }
+        return new DescribeConfigsResponse(out);
+    }
+
+    // ---------------------------------------------------------------- produce
+
+    private CompletableFuture<AbstractResponse> produce(ProduceRequest request) {
+        ProduceRequestData data = request.data();
+        if (data.transactionalId() != null) {
+            return done(request.getErrorResponse(0, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.exception(
+                    "transactions are not supported by kafka-shell")));
+        }
+        Map<String, List<CompletableFuture<ProduceResponseData.PartitionProduceResponse>>> results = new LinkedHashMap<>();
+        for (ProduceRequestData.TopicProduceData td : data.topicData()) {
+            TopicRegistry.Topic t = topics.get(td.name());
+            List<CompletableFuture<ProduceResponseData.PartitionProduceResponse>> list =
+                    results.computeIfAbsent(td.name(), n -> new ArrayList<>());
+            for (ProduceRequestData.PartitionProduceData pd : td.partitionData()) {
+                PartitionLog log = t == null ? null : t.partition(pd.index());
+                if (log == null) {
+                    list.add(CompletableFuture.completedFuture(partitionError(pd.index(), Errors.UNKNOWN_TOPIC_OR_PARTITION, null)));
+                    continue;
+                }
+                list.add(appendPartition(t, log, pd));
+            }
+        }
+        if (data.acks() == 0) {
+            return CompletableFuture.completedFuture(null);
+        }
+        List<CompletableFuture<?>> all = new ArrayList<>();
+        results.values().forEach(all::addAll);
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            ProduceResponseData.TopicProduceResponseCollection responses = new ProduceResponseData.TopicProduceResponseCollection();
+            results.forEach((name, list) -> {
+                List<ProduceResponseData.PartitionProduceResponse> parts = new ArrayList<>();
+                list.forEach(f -> parts.add(f.join()));
+                responses.add(new ProduceResponseData.TopicProduceResponse().setName(name).setPartitionResponses(parts));
+            });
+            return new ProduceResponse(new ProduceResponseData().setResponses(responses));
+        });
+    }
+
+    private static ProduceResponseData.PartitionProduceResponse partitionError(int index, Errors error, String message) {
+        return new ProduceResponseData.PartitionProduceResponse().setIndex(index).setErrorCode(error.code())
+                .setBaseOffset(-1).setLogAppendTimeMs(-1).setLogStartOffset(-1).setErrorMessage(message);
+    }
+
+    /** Validates the partition's records as Kafka does, then appends the single batch. */
+    private CompletableFuture<ProduceResponseData.PartitionProduceResponse> appendPartition(
+            TopicRegistry.Topic topic, PartitionLog log, ProduceRequestData.PartitionProduceData pd) {
+        int index = pd.index();
+        if (!(pd.records() instanceof MemoryRecords records) || records.sizeInBytes() == 0) {
+            return CompletableFuture.completedFuture(partitionError(index, Errors.CORRUPT_MESSAGE, "no records"));
+        }
+        Map<String, String> cfg = TopicConfigs.effective(config, topic.configs());
+        int maxMessageBytes = Integer.parseInt(cfg.get("max.message.bytes"));
+        boolean logAppendTime = "LogAppendTime".equals(cfg.get("message.timestamp.type"));
+        MutableRecordBatch only = null;
+        int batches = 0;
+        int validBytes = 0;
+        try {
+            for (MutableRecordBatch batch : records.batches()) {
+                batches++;
+                if (batch.magic() != RecordBatch.MAGIC_VALUE_V2) {
+                    return CompletableFuture.completedFuture(partitionError(index, Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT,
+                            "only record batch format v2 (magic 2) is supported"));
+                }
+                if (batch.sizeInBytes() > maxMessageBytes) {
+                    return CompletableFuture.completedFuture(partitionError(index, Errors.MESSAGE_TOO_LARGE,
+                            "batch of " + batch.sizeInBytes() + " bytes is larger than max.message.bytes " + maxMessageBytes));
+                }
+                batch.ensureValid();
+                Integer count = batch.countOrNull();
+                if (count == null || count < 1 || count != (int) (batch.lastOffset() - batch.baseOffset()) + 1) {
+                    return CompletableFuture.completedFuture(partitionError(index, Errors.CORRUPT_MESSAGE,
+                            "record count " + count + " does not match lastOffsetDelta " + (int) (batch.lastOffset() - batch.baseOffset())));
+                }
+                if (batch.isTransactional() || batch.isControlBatch()) {
+                    return CompletableFuture.completedFuture(partitionError(index, Errors.INVALID_RECORD,
+                            "transactional and control batches are not supported"));
+                }
+                if (!logAppendTime && batch.timestampType() == TimestampType.CREATE_TIME) {
+                    long now = System.currentTimeMillis();
+                    long after = Long.parseLong(cfg.get("message.timestamp.after.max.ms"));
+                    long before = Long.parseLong(cfg.get("message.timestamp.before.max.ms"));
+                    long ts = batch.maxTimestamp();
+                    if (ts != RecordBatch.NO_TIMESTAMP && (ts - now > after || now - ts > before)) {
+                        return CompletableFuture.completedFuture(partitionError(index, Errors.INVALID_TIMESTAMP,
+                                "timestamp " + ts + " is out of range"));
+                    }
+                }
+                validBytes += batch.sizeInBytes();
+                only = batch;
+            }
+        } catch (CorruptRecordException | IllegalArgumentException | IllegalStateException e) {
+            return CompletableFuture.completedFuture(partitionError(index, Errors.CORRUPT_MESSAGE, e.getMessage()));
+        }
+        if (validBytes != records.sizeInBytes() || only == null) {
+            return CompletableFuture.completedFuture(partitionError(index, Errors.CORRUPT_MESSAGE,
+                    "records are truncated: " + validBytes + " of " + records.sizeInBytes() + " bytes form whole batches"));
+        }
+        if (batches != 1) {
+            return CompletableFuture.completedFuture(partitionError(index, Errors.INVALID_RECORD,
+                    "a produce request must carry exactly one batch per partition, got " + batches));
+        }
+        ByteBuffer copy = ByteBuffer.allocate(validBytes);
+        copy.put(records.buffer().duplicate()).flip();
+        return log.append(copy, logAppendTime).thenApply(o -> new ProduceResponseData.PartitionProduceResponse()
+                .setIndex(index).setErrorCode(o.error().code()).setBaseOffset(o.baseOffset())
+                .setLogAppendTimeMs(o.logAppendTimeMs()).setLogStartOffset(log.logStartOffset()));
+    }
+
+    // ---------------------------------------------------------------- fetch
+
+    private CompletableFuture<AbstractResponse> fetch(FetchRequest request) {
+        FetchRequestData data = request.data();
+        if (data.sessionId() != 0 || (data.sessionEpoch() != 0 && data.sessionEpoch() != -1)) {
+            return done(FetchResponse.of(new FetchResponseData().setErrorCode(Errors.FETCH_SESSION_ID_NOT_FOUND.code())));
+        }
+        FetchOperation op = new FetchOperation(data);
+        op.attempt(false);
+        return op.result;
+    }
+
+    /** One fetch request: reads every partition, and if too little data is there, waits once for an append. */
+    private final class FetchOperation {
+        final FetchRequestData data;
+        final CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
+        final AtomicBoolean retried = new AtomicBoolean();
+
+        FetchOperation(FetchRequestData data) {
+            this.data = data;
+        }
+
+        void attempt(boolean last) {
+            List<FetchRequestData.FetchTopic> req = data.topics();
+            List<List<CompletableFuture<PartitionLog.ReadResult>>> reads = new ArrayList<>();
+            List<CompletableFuture<?>> all = new ArrayList<>();
+            for (FetchRequestData.FetchTopic ft : req) {
+                TopicRegistry.Topic t = topics.get(ft.topic());
+                List<CompletableFuture<PartitionLog.ReadResult>> list = new ArrayList<>();
+                for (FetchRequestData.FetchPartition fp : ft.partitions()) {
+                    PartitionLog log = t == null ? null : t.partition(fp.partition());
+                    CompletableFuture<PartitionLog.ReadResult> f = log == null
+                            ? CompletableFuture.completedFuture(new PartitionLog.ReadResult(Errors.UNKNOWN_TOPIC_OR_PARTITION, null, -1, -1))
+                            : log.read(fp.fetchOffset(), Math.min(fp.partitionMaxBytes(), Math.max(data.maxBytes(), 1)));
+                    list.add(f);
+                    all.add(f);
+                }
+                reads.add(list);
+            }
+            CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
+                long bytes = 0;
+                boolean error = false;
+                for (var list : reads) {
+                    for (var f : list) {
+                        PartitionLog.ReadResult r = f.join();
+                        error |= r.error() != Errors.NONE;
+                        bytes += r.records() == null ? 0 : r.records().remaining();
+                    }
+                }
+                if (last || error || bytes >= Math.max(1, data.minBytes()) || data.maxWaitMs() <= 0) {
+                    result.complete(respond(reads));
+                    return;
+                }
+                Runnable wake = () -> {
+                    if (retried.compareAndSet(false, true)) {
+                        attempt(true);
+                    }
+                };
+                timer.schedule(wake, data.maxWaitMs(), TimeUnit.MILLISECONDS);
+                for (FetchRequestData.FetchTopic ft : req) {
+                    TopicRegistry.Topic t = topics.get(ft.topic());
+                    for (FetchRequestData.FetchPartition fp : ft.partitions()) {
+                        PartitionLog log = t == null ? null : t.partition(fp.partition());
+                        if (log != null) {
+                            log.awaitData(fp.fetchOffset(), wake);
+                        }
+                    }
+                }
+            });
+        }
+
+        private AbstractResponse respond(List<List<CompletableFuture<PartitionLog.ReadResult>>> reads) {
+            long budget = Math.max(data.maxBytes(), 1);
+            boolean first = true;
+            List<FetchResponseData.FetchableTopicResponse> out = new ArrayList<>();
+            for (int i = 0; i < data.topics().size(); i++) {
+                FetchRequestData.FetchTopic ft = data.topics().get(i);
+                List<FetchResponseData.PartitionData> parts = new ArrayList<>();
+                for (int j = 0; j < ft.partitions().size(); j++) {
+                    PartitionLog.ReadResult r = reads.get(i).get(j).join();
+                    FetchResponseData.PartitionData pd = new FetchResponseData.PartitionData()
+                            .setPartitionIndex(ft.partitions().get(j).partition()).setErrorCode(r.error().code())
+                            .setHighWatermark(r.highWatermark()).setLastStableOffset(r.highWatermark())
+                            .setLogStartOffset(r.logStartOffset()).setPreferredReadReplica(-1);
+                    if (data.isolationLevel() == IsolationLevel.READ_COMMITTED.id()) {
+                        pd.setAbortedTransactions(List.of());
+                    }
+                    ByteBuffer records = r.records();
+                    if (records != null && records.remaining() > 0) {
+                        if (first || records.remaining() <= budget) {
+                            budget -= records.remaining();
+                            first = false;
+                            pd.setRecords(MemoryRecords.readableRecords(records));
+                        } else {
+                            pd.setRecords(MemoryRecords.EMPTY);
+                        }
+                    } else {
+                        pd.setRecords(MemoryRecords.EMPTY);
+                    }
+                    parts.add(pd);
+                }
+                out.add(new FetchResponseData.FetchableTopicResponse().setTopic(ft.topic()).setTopicId(ft.topicId())
+                        .setPartitions(parts));
+            }
+            return FetchResponse.of(new FetchResponseData().setErrorCode(Errors.NONE.code()).setSessionId(0)
+                    .setResponses(out));
+        }
+    }
+
+    // ---------------------------------------------------------------- list offsets
+
+    private CompletableFuture<AbstractResponse> listOffsets(ListOffsetsRequest request, short version) {
+        List<ListOffsetsResponseData.ListOffsetsTopicResponse> out = new ArrayList<>();
+        List<CompletableFuture<?>> all = new ArrayList<>();
+        for (ListOffsetsRequestData.ListOffsetsTopic lt : request.data().topics()) {
+            TopicRegistry.Topic t = topics.get(lt.name());
+            List<ListOffsetsResponseData.ListOffsetsPartitionResponse> parts = new ArrayList<>();
+            for (ListOffsetsRequestData.ListOffsetsPartition lp : lt.partitions()) {
+                ListOffsetsResponseData.ListOffsetsPartitionResponse r = new ListOffsetsResponseData.ListOffsetsPartitionResponse()
+                        .setPartitionIndex(lp.partitionIndex()).setTimestamp(-1).setOffset(-1).setLeaderEpoch(version >= 4 ? 0 : -1);
+                parts.add(r);
+                PartitionLog log = t == null ? null : t.partition(lp.partitionIndex());
+                if (log == null) {
+                    r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
+                    continue;
+                }
+                long ts = lp.timestamp();
+                if (ts == ListOffsetsRequest.EARLIEST_TIMESTAMP || ts == ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP) {
+                    r.setOffset(log.logStartOffset());
+                } else if (ts == ListOffsetsRequest.LATEST_TIMESTAMP) {
+                    r.setOffset(log.highWatermark());
+                } else if (ts == ListOffsetsRequest.LATEST_TIERED_TIMESTAMP) {
+                    r.setOffset(-1);
+                } else if (ts == ListOffsetsRequest.MAX_TIMESTAMP || ts >= 0) {
+                    all.add(TimestampIndex.search(log, ts).thenAccept(found -> r.setOffset(found[0]).setTimestamp(found[1])));
+                } else {
+                    r.setErrorCode(Errors.INVALID_REQUEST.code());
+                }
+            }
+            out.add(new ListOffsetsResponseData.ListOffsetsTopicResponse().setName(lt.name()).setPartitions(parts));
+        }
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
+                .thenApply(v -> new ListOffsetsResponse(new ListOffsetsResponseData().setTopics(out)));
+    }
+
+    // ---------------------------------------------------------------- producers and coordinators
+
+    private CompletableFuture<AbstractResponse> initProducerId(InitProducerIdRequest request) {
+        InitProducerIdRequestData d = request.data();
+        if (d.transactionalId() != null) {
+            return done(new InitProducerIdResponse(new InitProducerIdResponseData()
+                    .setErrorCode(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code()).setProducerId(-1).setProducerEpoch((short) -1)));
+        }
+        if (d.producerId() >= 0 && d.producerEpoch() >= 0 && d.producerEpoch() < Short.MAX_VALUE - 1) {
+            // KIP-360: an idempotent producer bumps its epoch to reset its sequences.
+            return done(new InitProducerIdResponse(new InitProducerIdResponseData()
+                    .setProducerId(d.producerId()).setProducerEpoch((short) (d.producerEpoch() + 1))));
+        }
+        return producerIds.next().thenApply(id -> new InitProducerIdResponse(new InitProducerIdResponseData()
+                .setProducerId(id).setProducerEpoch((short) 0)));
+    }
+
+    private AbstractResponse findCoordinator(FindCoordinatorRequest request, short version) {
+        var d = request.data();
+        FindCoordinatorResponseData out = new FindCoordinatorResponseData();
+        if (version < 4) {
+            if (d.keyType() != 0) {
+                return new FindCoordinatorResponse(out.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
+                        .setErrorMessage("only group coordinators exist").setNodeId(-1).setHost("").setPort(-1));
+            }
+            return new FindCoordinatorResponse(out.setNodeId(config.nodeId()).setHost(config.advertisedHost()).setPort(advertisedPort));
+        }
+        for (String key : d.coordinatorKeys()) {
+            FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator().setKey(key);
+            if (d.keyType() != 0) {
+                c.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code()).setErrorMessage("only group coordinators exist")
+                        .setNodeId(-1).setHost("").setPort(-1);
+            } else {
+                c.setNodeId(config.nodeId()).setHost(config.advertisedHost()).setPort(advertisedPort);
+            }
+            out.coordinators().add(c);
+        }
+        return new FindCoordinatorResponse(out);
+    }
+
+    private static AbstractResponse joinResponse(JoinGroupResponseData d, short version) {
+        if (version < 7 && d.protocolName() == null) {
+            d.setProtocolName("");
+        }
+        return new JoinGroupResponse(d, version);
+    }
+
+    private CompletableFuture<AbstractResponse> leaveGroup(LeaveGroupRequest request, short version) {
+        LeaveGroupRequestData d = request.data();
+        List<String> ids = new ArrayList<>();
+        if (version < 3) {
+            ids.add(d.memberId());
+        } else {
+            d.members().forEach(m -> ids.add(m.memberId()));
+        }
+        return groups.leave(d.groupId(), ids).thenApply(errors -> {
+            List<LeaveGroupResponseData.MemberResponse> members = new ArrayList<>();
+            if (version < 3) {
+                members.add(new LeaveGroupResponseData.MemberResponse().setMemberId(d.memberId())
+                        .setErrorCode(errors.get(d.memberId()).code()));
+            } else {
+                for (var m : d.members()) {
+                    members.add(new LeaveGroupResponseData.MemberResponse().setMemberId(m.memberId())
+                            .setGroupInstanceId(m.groupInstanceId()).setErrorCode(errors.get(m.memberId()).code()));
+                }
+            }
+            return new LeaveGroupResponse(members, Errors.NONE, 0, version);
+        });
+    }
+
+    private CompletableFuture<AbstractResponse> offsetCommit(OffsetCommitRequest request) {
+        OffsetCommitRequestData d = request.data();
+        return groups.validateCommit(d.groupId(), d.memberId(), d.generationIdOrMemberEpoch()).thenCompose(check -> {
+            OffsetCommitResponseData out = new OffsetCommitResponseData();
+            Map<TopicPartition, GroupCoordinator.Committed> commits = new HashMap<>();
+            for (OffsetCommitRequestData.OffsetCommitRequestTopic t : d.topics()) {
+                OffsetCommitResponseData.OffsetCommitResponseTopic rt = new OffsetCommitResponseData.OffsetCommitResponseTopic().setName(t.name());
+                TopicRegistry.Topic topic = topics.get(t.name());
+                for (OffsetCommitRequestData.OffsetCommitRequestPartition p : t.partitions()) {
+                    Errors e = check;
+                    if (e == Errors.NONE && (topic == null || topic.partition(p.partitionIndex()) == null)) {
+                        e = Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                    }
+                    if (e == Errors.NONE) {
+                        commits.put(new TopicPartition(t.name(), p.partitionIndex()),
+                                new GroupCoordinator.Committed(p.committedOffset(), p.committedLeaderEpoch(), p.committedMetadata()));
+                    }
+                    rt.partitions().add(new OffsetCommitResponseData.OffsetCommitResponsePartition()
+                            .setPartitionIndex(p.partitionIndex()).setErrorCode(e.code()));
+                }
+                out.topics().add(rt);
+            }
+            return groups.commit(d.groupId(), commits).thenApply(v -> (AbstractResponse) new OffsetCommitResponse(out));
+        });
+    }
+
+    private CompletableFuture<AbstractResponse> offsetFetch(OffsetFetchRequest request, short version) {
+        OffsetFetchRequestData d = request.data();
+        List<String> groupIds = new ArrayList<>();
+        List<Map<String, List<Integer>>> wanted = new ArrayList<>(); // null entry: all topics
+        if (version >= 8) {
+            for (OffsetFetchRequestData.OffsetFetchRequestGroup g : d.groups()) {
+                groupIds.add(g.groupId());
+                if (g.topics() == null) {
+                    wanted.add(null);
+                } else {
+                    Map<String, List<Integer>> m = new LinkedHashMap<>();
+                    g.topics().forEach(t -> m.put(t.name(), t.partitionIndexes()));
+                    wanted.add(m);
+                }
+            }
+        } else {
+            groupIds.add(d.groupId());
+            if (d.topics() == null) {
+                wanted.add(null);
+            } else {
+                Map<String, List<Integer>> m = new LinkedHashMap<>();
+                d.topics().forEach(t -> m.put(t.name(), t.partitionIndexes()));
+                wanted.add(m);
+            }
+        }
+        List<CompletableFuture<Map<TopicPartition, GroupCoordinator.Committed>>> futures = new ArrayList<>();
+        groupIds.forEach(g -> futures.add(groups.committed(g)));
+        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            OffsetFetchResponseData out = new OffsetFetchResponseData();
+            for (int i = 0; i < groupIds.size(); i++) {
+                Map<TopicPartition, GroupCoordinator.Committed> committed = futures.get(i).join();
+                Map<String, List<Integer>> want = wanted.get(i);
+                if (want == null) {
+                    want = new LinkedHashMap<>();
+                    for (TopicPartition tp : committed.keySet()) {
+                        want.computeIfAbsent(tp.topic(), k -> new ArrayList<>()).add(tp.partition());
+                    }
+                }
+                List<OffsetFetchResponseData.OffsetFetchResponseTopics> groupTopics = new ArrayList<>();
+                for (Map.Entry<String, List<Integer>> e : want.entrySet()) {
+                    OffsetFetchResponseData.OffsetFetchResponseTopics rt = new OffsetFetchResponseData.OffsetFetchResponseTopics().setName(e.getKey());
+                    for (int p : e.getValue()) {
+                        GroupCoordinator.Committed c = committed.get(new TopicPartition(e.getKey(), p));
+                        rt.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(p)
+                                .setCommittedOffset(c == null ? -1 : c.offset())
+                                .setCommittedLeaderEpoch(c == null ? -1 : c.leaderEpoch())
+                                .setMetadata(c == null ? "" : c.metadata()));
+                    }
+                    groupTopics.add(rt);
+                }
+                if (version >= 8) {
+                    out.groups().add(new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(groupIds.get(i)).setTopics(groupTopics));
+                } else {
+                    for (var gt : groupTopics) {
+                        OffsetFetchResponseData.OffsetFetchResponseTopic t = new OffsetFetchResponseData.OffsetFetchResponseTopic().setName(gt.name());
+                        for (var p : gt.partitions()) {
+                            t.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartition().setPartitionIndex(p.partitionIndex())
+                                    .setCommittedOffset(p.committedOffset()).setCommittedLeaderEpoch(p.committedLeaderEpoch())
+                                    .setMetadata(p.metadata()));
+                        }
+                        out.topics().add(t);
+                    }
+                }
+            }
+            return new OffsetFetchResponse(out, version);
+        });
+    }
+
+    private CompletableFuture<AbstractResponse> listGroups() {
+        return groups.snapshot().thenApply(all -> {
+            ListGroupsResponseData out = new ListGroupsResponseData();
+            all.forEach((id, g) -> out.groups().add(new ListGroupsResponseData.ListedGroup().setGroupId(id)
+                    .setProtocolType(g.protocolType == null ? "" : g.protocolType).setGroupState(stateName(g.state))));
+            return new ListGroupsResponse(out);
+        });
+    }
+
+    private CompletableFuture<AbstractResponse> describeGroups(DescribeGroupsRequest request) {
+        List<String> ids = request.data().groups();
+        return groups.call(() -> {
+            DescribeGroupsResponseData out = new DescribeGroupsResponseData();
+            // Read on the coordinator thread: members are mutable state it owns.
+            return out;
+        }).thenCompose(out -> groups.snapshot().thenCompose(all -> groups.call(() -> {
+            for (String id : ids) {
+                GroupCoordinator.Group g = all.get(id);
+                DescribeGroupsResponseData.DescribedGroup dg = new DescribeGroupsResponseData.DescribedGroup().setGroupId(id);
+                if (g == null) {
+                    dg.setGroupState("Dead").setProtocolType("").setProtocolData("");
+                } else {
+                    dg.setGroupState(stateName(g.state)).setProtocolType(g.protocolType == null ? "" : g.protocolType)
+                            .setProtocolData(g.state == GroupCoordinator.State.STABLE ? g.protocolName : "");
+                    for (GroupCoordinator.Member m : g.members.values()) {
+                        dg.members().add(new DescribeGroupsResponseData.DescribedGroupMember().setMemberId(m.memberId)
+                                .setGroupInstanceId(m.groupInstanceId).setClientId(m.clientId).setClientHost(m.clientHost)
+                                .setMemberMetadata(g.protocolName == null ? new byte[0] : m.protocols.getOrDefault(g.protocolName, new byte[0]))
+                                .setMemberAssignment(m.assignment));
+                    }
+                }
+                out.groups().add(dg);
+            }
+            return (AbstractResponse) new DescribeGroupsResponse(out);
+        })));
+    }
+
+    private static String stateName(GroupCoordinator.State s) {
+        return switch (s) {
+            case EMPTY -> "Empty";
+            case PREPARING_REBALANCE -> "PreparingRebalance";
+            case COMPLETING_REBALANCE -> "CompletingRebalance";
+            case STABLE -> "Stable";
+        };
+    }
+
+    /** Unique producer ids across restarts and shells: blocks of 1,000 reserved by compare-and-set. */
+    static final class ProducerIds {
+        private static final String KEY = "kafka/producer-id-block";
+        private static final int BLOCK = 1000;
+        private final KeyValues kv;
+        private long next;
+        private long end;
+
+        ProducerIds(KeyValues kv) {
+            this.kv = kv;
+        }
+
+        synchronized CompletableFuture<Long> next() {
+            if (next < end) {
+                return CompletableFuture.completedFuture(next++);
+            }
+            while (true) {
+                byte[] current = kv.get(KEY).join().orElse(null);
+                long start = current == null ? 0 : Long.parseLong(new String(current, StandardCharsets.UTF_8));
+                byte[] updated = Long.toString(start + BLOCK).getBytes(StandardCharsets.UTF_8);
+                if (kv.compareAndSet(KEY, current, updated).join()) {
+                    next = start;
+                    end = start + BLOCK;
+                    return CompletableFuture.completedFuture(next++);
+                }
+            }
+        }
+    }
+
+    /** Finds the first offset whose record timestamp is at least {@code ts} by scanning batches (no index yet). */
+    static final class TimestampIndex {
+        private TimestampIndex() {
+        }
+
+        /** Returns {offset, timestamp}, or {-1, -1}. {@code ts == -3}: the record with the largest timestamp. */
+        static CompletableFuture<long[]> search(PartitionLog log, long ts) {
+            long[] best = {-1, -1};
+            return scan(log, log.logStartOffset(), log.highWatermark(), ts, best);
+        }
+
+        private static CompletableFuture<long[]> scan(PartitionLog log, long from, long end, long ts, long[] best) {
+            if (from >= end) {
+                return CompletableFuture.completedFuture(best);
+            }
+            return log.read(from, 1 << 20).thenCompose(r -> {
+                if (r.error() != Errors.NONE || r.records() == null || !r.records().hasRemaining()) {
+                    return CompletableFuture.completedFuture(best);
+                }
+                long next = from;
+                for (MutableRecordBatch b : MemoryRecords.readableRecords(r.records()).batches()) {
+                    next = b.lastOffset() + 1;
+                    if (ts == ListOffsetsRequest.MAX_TIMESTAMP) {
+                        if (b.maxTimestamp() > best[1]) {
+                            for (Record rec : b) {
+                                if (rec.timestamp() >= b.maxTimestamp() || b.timestampType() == TimestampType.LOG_APPEND_TIME) {
+                                    best[0] = rec.offset();
+                                    best[1] = b.maxTimestamp();
+                                    break;
+                                }
+                            }
+                        }
+                        continue;
+                    }
+                    if (b.maxTimestamp() >= ts) {
+                        for (Record rec : b) {
+                            long recTs = b.timestampType() == TimestampType.LOG_APPEND_TIME ? b.maxTimestamp() : rec.timestamp();
+                            if (rec.offset() >= from && recTs >= ts) {
+                                best[0] = rec.offset();
+                                best[1] = recTs;
+                                return CompletableFuture.completedFuture(best);
+                            }
+                        }
+                    }
+                }
+                return next <= from ? CompletableFuture.completedFuture(best) : scan(log, next, end, ts, best);
+            });
+        }
+    }
+}

@@ -1,0 +1,147 @@
+package io.s3stream.kafka.shell;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.s3stream.StreamStorage;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+
+/**
+ * A Kafka-protocol broker on s3stream: {@link #start} opens the storage engine, the topics and the group coordinator,
+ * then listens; {@link #close} stops listening and closes the engine, which uploads the log cache.
+ *
+ * <p>Run it with {@code bin/kafka-shell [server.properties] [--override key=value ...]}.
+ */
+public final class KafkaShell implements AutoCloseable {
+    private final ShellConfig config;
+    private final StreamStorage storage;
+    private final ExecutorService blocking;
+    private final ScheduledExecutorService timer;
+    private final GroupCoordinator groups;
+    private final EventLoopGroup boss;
+    private final EventLoopGroup workers;
+    private final Channel server;
+    private final int port;
+    private volatile boolean closed;
+
+    private KafkaShell(ShellConfig config) throws InterruptedException {
+        this.config = config;
+        this.storage = StreamStorage.open(config.storageConfig());
+        this.blocking = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("kafka-shell-append-", 0).factory());
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "kafka-shell-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        TopicRegistry topics = new TopicRegistry(storage, blocking);
+        topics.load();
+        this.groups = new GroupCoordinator(config, storage.keyValues());
+        groups.load();
+        KafkaApis apis = new KafkaApis(config, topics, groups, storage.keyValues(), timer);
+        this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        this.workers = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
+                NioIoHandler.newFactory());
+        int maxFrame = config.socketRequestMaxBytes();
+        this.server = new ServerBootstrap().group(boss, workers).channel(NioServerSocketChannel.class)
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new LengthFieldBasedFrameDecoder(maxFrame, 0, 4, 0, 4));
+                        ch.pipeline().addLast(new KafkaConnectionHandler(apis));
+                    }
+                })
+                .bind(new InetSocketAddress(config.host(), config.port())).sync().channel();
+        this.port = ((InetSocketAddress) server.localAddress()).getPort();
+        apis.boundPort(port);
+    }
+
+    /** Starts a broker; the engine has recovered its WAL and the port is bound when this returns. */
+    public static KafkaShell start(ShellConfig config) {
+        try {
+            return new KafkaShell(config);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while binding", e);
+        }
+    }
+
+    /** The port the broker listens on (useful with {@code listeners=PLAINTEXT://127.0.0.1:0}). */
+    public int port() {
+        return port;
+    }
+
+    public String bootstrapServers() {
+        return config.advertisedHost() + ":" + port;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        server.close().syncUninterruptibly();
+        boss.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
+        workers.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
+        groups.close();
+        timer.shutdownNow();
+        storage.close();
+        blocking.shutdown();
+    }
+
+    /** {@code kafka-shell [server.properties] [--override key=value]...} */
+    public static void main(String[] args) throws IOException, InterruptedException {
+        Properties file = new Properties();
+        Map<String, String> overrides = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--override") && i + 1 < args.length) {
+                String kv = args[++i];
+                int eq = kv.indexOf('=');
+                if (eq < 0) {
+                    System.err.println("kafka-shell: --override needs key=value, was '" + kv + "'");
+                    System.exit(2);
+                }
+                overrides.put(kv.substring(0, eq), kv.substring(eq + 1));
+            } else if (args[i].equals("-h") || args[i].equals("--help")) {
+                System.out.println("usage: kafka-shell [server.properties] [--override key=value]...");
+                return;
+            } else {
+                try (InputStream in = Files.newInputStream(Path.of(args[i]))) {
+                    file.load(in);
+                }
+            }
+        }
+        ShellConfig config = ShellConfig.of(file, overrides);
+        KafkaShell shell = start(config);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            System.err.println("kafka-shell: shutting down (uploading the log cache)");
+            shell.close();
+            stopped.countDown();
+        }, "kafka-shell-shutdown"));
+        System.err.println("kafka-shell: listening on " + config.host() + ":" + shell.port()
+                + " (node " + config.nodeId() + ", data " + config.dataDir().toAbsolutePath() + ")");
+        stopped.await();
+    }
+}

@@ -1,0 +1,237 @@
+package io.s3stream.kafka.shell;
+
+import io.s3stream.FetchResult;
+import io.s3stream.RecordBatch;
+import io.s3stream.StoredBatch;
+import io.s3stream.Stream;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.TimestampType;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+
+/**
+ * One topic partition on one stream: the append path (offset assignment, idempotent-producer checks) and reads.
+ *
+ * <h2>Concurrency</h2>
+ * Appends are owned by a {@link SerialExecutor}: it assigns the base offset (the stream's next offset), rewrites the
+ * Kafka batch's base offset, checks producer sequences and calls {@link Stream#append}, which may block for log-cache
+ * space. Reads go straight to the stream, which is thread-safe. Long-polling fetches register a waiter that the
+ * append completion path runs, since this shell is the only writer of its partitions.
+ *
+ * <h2>Failure</h2>
+ * A failed append fences the stream (the library never leaves a hole); the partition then answers
+ * KAFKA_STORAGE_ERROR until the shell reopens it at a higher epoch.
+ */
+final class PartitionLog {
+    /** Kafka keeps the metadata of the last five batches per producer to recognise retried duplicates. */
+    private static final int PRODUCER_BATCH_CACHE = 5;
+
+    private final String topic;
+    private final int partition;
+    private final Stream stream;
+    private final SerialExecutor appender;
+    private final Map<Long, ProducerEntry> producers = new HashMap<>(); // owned by appender
+    private final ConcurrentLinkedQueue<Runnable> waiters = new ConcurrentLinkedQueue<>();
+    private volatile Throwable failure;
+
+    PartitionLog(String topic, int partition, Stream stream, Executor blockingExecutor) {
+        this.topic = topic;
+        this.partition = partition;
+        this.stream = stream;
+        this.appender = new SerialExecutor(blockingExecutor);
+    }
+
+    String topic() {
+        return topic;
+    }
+
+    int partition() {
+        return partition;
+    }
+
+    Stream stream() {
+        return stream;
+    }
+
+    long logStartOffset() {
+        return stream.startOffset();
+    }
+
+    /** The high watermark: everything below is durable and readable. */
+    long highWatermark() {
+        return stream.confirmedOffset();
+    }
+
+    /** Outcome of one produce to this partition. */
+    record AppendOutcome(Errors error, long baseOffset, long logAppendTimeMs) {
+    }
+
+    /**
+     * Appends one validated Kafka batch (its bytes are owned by this call). Completes when the batch is durable, or
+     * with an error outcome (never exceptionally).
+     */
+    CompletableFuture<AppendOutcome> append(ByteBuffer batchBytes, boolean logAppendTime) {
+        CompletableFuture<AppendOutcome> result = new CompletableFuture<>();
+        appender.execute(() -> doAppend(batchBytes, logAppendTime, result));
+        return result;
+    }
+
+    private void doAppend(ByteBuffer bytes, boolean logAppendTime, CompletableFuture<AppendOutcome> result) {
+        if (failure != null) {
+            result.complete(new AppendOutcome(Errors.KAFKA_STORAGE_ERROR, -1, -1));
+            return;
+        }
+        MutableRecordBatch batch = MemoryRecords.readableRecords(bytes).batches().iterator().next();
+        long producerId = batch.producerId();
+        int count = (int) (batch.lastOffset() - batch.baseOffset()) + 1;
+        ProducerEntry entry = null;
+        if (producerId >= 0) {
+            entry = producers.get(producerId);
+            if (entry != null) {
+                short epoch = batch.producerEpoch();
+                if (epoch < entry.epoch) {
+                    result.complete(new AppendOutcome(Errors.INVALID_PRODUCER_EPOCH, -1, -1));
+                    return;
+                }
+                if (epoch == entry.epoch) {
+                    for (BatchMeta m : entry.recent) {
+                        if (m.firstSeq == batch.baseSequence() && m.lastSeq == batch.lastSequence()) {
+                            result.complete(new AppendOutcome(Errors.NONE, m.baseOffset, -1)); // a retried duplicate
+                            return;
+                        }
+                    }
+                    int expected = entry.lastSeq() == Integer.MAX_VALUE ? 0 : entry.lastSeq() + 1;
+                    if (batch.baseSequence() != expected) {
+                        result.complete(new AppendOutcome(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, -1));
+                        return;
+                    }
+                } else if (batch.baseSequence() != 0) {
+                    result.complete(new AppendOutcome(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, -1));
+                    return;
+                }
+            }
+            // An unknown producer is accepted at any sequence: producer state is not recovered after a restart yet.
+        }
+        long baseOffset = stream.nextOffset();
+        batch.setLastOffset(baseOffset + (int) (batch.lastOffset() - batch.baseOffset()));
+        batch.setPartitionLeaderEpoch(0);
+        long appendTime = -1;
+        if (logAppendTime) {
+            appendTime = System.currentTimeMillis();
+            batch.setMaxTimestamp(TimestampType.LOG_APPEND_TIME, appendTime);
+        }
+        CompletableFuture<io.s3stream.AppendResult> durable;
+        try {
+            durable = stream.append(RecordBatch.of(count, bytes.duplicate().rewind()));
+        } catch (RuntimeException e) {
+            durable = CompletableFuture.failedFuture(e);
+        }
+        if (producerId >= 0) {
+            if (entry == null || entry.epoch != batch.producerEpoch()) {
+                entry = new ProducerEntry(batch.producerEpoch());
+                producers.put(producerId, entry);
+            }
+            entry.recent.addLast(new BatchMeta(batch.baseSequence(), batch.lastSequence(), baseOffset));
+            if (entry.recent.size() > PRODUCER_BATCH_CACHE) {
+                entry.recent.removeFirst();
+            }
+        }
+        long logAppendTimeMs = appendTime;
+        durable.whenComplete((r, e) -> {
+            if (e != null) {
+                failure = e;
+                result.complete(new AppendOutcome(Errors.forException(e) == Errors.UNKNOWN_SERVER_ERROR
+                        ? Errors.KAFKA_STORAGE_ERROR : Errors.forException(e), -1, -1));
+            } else {
+                if (r.baseOffset() != baseOffset) {
+                    failure = new IllegalStateException("stream " + stream.streamId() + " assigned " + r.baseOffset()
+                            + ", expected " + baseOffset + ": another writer?");
+                }
+                result.complete(new AppendOutcome(Errors.NONE, baseOffset, logAppendTimeMs));
+            }
+            wakeWaiters();
+        });
+    }
+
+    /** Runs {@code waiter} once after the next append completes (or at once if data past {@code offset} exists). */
+    void awaitData(long offset, Runnable waiter) {
+        waiters.add(waiter);
+        if (highWatermark() > offset) {
+            wakeWaiters();
+        }
+    }
+
+    private void wakeWaiters() {
+        Runnable w;
+        while ((w = waiters.poll()) != null) {
+            w.run();
+        }
+    }
+
+    /** Bytes read for one fetch: whole Kafka batches, copied out of the library's buffers. */
+    record ReadResult(Errors error, ByteBuffer records, long highWatermark, long logStartOffset) {
+    }
+
+    /** Reads whole batches from {@code offset}, at most about {@code maxBytes} (at least one batch if any). */
+    CompletableFuture<ReadResult> read(long offset, int maxBytes) {
+        long hw = highWatermark();
+        long start = logStartOffset();
+        if (offset < start || offset > hw) {
+            return CompletableFuture.completedFuture(new ReadResult(Errors.OFFSET_OUT_OF_RANGE, null, hw, start));
+        }
+        if (offset == hw || maxBytes <= 0) {
+            return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, ByteBuffer.allocate(0), hw, start));
+        }
+        return stream.fetch(offset, hw, maxBytes).handle((r, e) -> {
+            if (e != null) {
+                Errors err = e.getCause() instanceof io.s3stream.OffsetOutOfRangeException
+                        || e instanceof io.s3stream.OffsetOutOfRangeException
+                        ? Errors.OFFSET_OUT_OF_RANGE : Errors.KAFKA_STORAGE_ERROR;
+                return new ReadResult(err, null, hw, start);
+            }
+            try (FetchResult fr = r) {
+                List<ByteBuffer> parts = new ArrayList<>();
+                int total = 0;
+                for (StoredBatch b : fr.batches()) {
+                    int size = b.payload().remaining();
+                    if (!parts.isEmpty() && total + size > maxBytes) {
+                        break;
+                    }
+                    parts.add(b.payload());
+                    total += size;
+                }
+                ByteBuffer out = ByteBuffer.allocate(total);
+                for (ByteBuffer p : parts) {
+                    out.put(p.duplicate());
+                }
+                return new ReadResult(Errors.NONE, out.flip(), hw, start);
+            }
+        });
+    }
+
+    private record BatchMeta(int firstSeq, int lastSeq, long baseOffset) {
+    }
+
+    private static final class ProducerEntry {
+        final short epoch;
+        final ArrayDeque<BatchMeta> recent = new ArrayDeque<>();
+
+        ProducerEntry(short epoch) {
+            this.epoch = epoch;
+        }
+
+        int lastSeq() {
+            return recent.isEmpty() ? -1 : recent.getLast().lastSeq;
+        }
+    }
+}

@@ -1,0 +1,175 @@
+package io.s3stream.kafka.shell;
+
+import io.s3stream.InvalidConfigException;
+import io.s3stream.StorageConfig;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+
+/**
+ * Immutable broker settings, read once from Kafka-style properties (plus {@code s3stream.*} keys for the storage
+ * engine) and validated with messages that name the key. Unknown keys are kept (DescribeConfigs shows them) and
+ * otherwise ignored, so an existing Kafka {@code server.properties} can be reused.
+ */
+public final class ShellConfig {
+    static final long MIB = 1024L * 1024;
+
+    private final Map<String, String> raw;
+    private final String host;
+    private final int port;
+    private final String advertisedHost;
+    private final int advertisedPort;
+    private final int nodeId;
+    private final String clusterId;
+    private final int numPartitions;
+    private final boolean autoCreateTopics;
+    private final int groupMinSessionTimeoutMs;
+    private final int groupMaxSessionTimeoutMs;
+    private final int groupInitialRebalanceDelayMs;
+    private final int messageMaxBytes;
+    private final int socketRequestMaxBytes;
+    private final long logRetentionMs;
+    private final long logRetentionBytes;
+    private final Path dataDir;
+
+    private ShellConfig(Map<String, String> raw) {
+        this.raw = Map.copyOf(raw);
+        String listener = get("listeners", null);
+        String hostPort;
+        if (listener != null) {
+            String first = listener.split(",")[0].trim();
+            int scheme = first.indexOf("://");
+            if (scheme < 0) {
+                throw new InvalidConfigException("listeners must look like PLAINTEXT://127.0.0.1:9092, was '" + listener + "'");
+            }
+            hostPort = first.substring(scheme + 3);
+        } else {
+            hostPort = get("host.name", "127.0.0.1") + ":" + get("port", "9092");
+        }
+        int colon = hostPort.lastIndexOf(':');
+        if (colon < 0) {
+            throw new InvalidConfigException("listeners must give host:port, was '" + hostPort + "'");
+        }
+        this.host = hostPort.substring(0, colon).isEmpty() ? "0.0.0.0" : hostPort.substring(0, colon);
+        this.port = intValue("port (from listeners)", hostPort.substring(colon + 1), 0, 65535);
+        String advertised = get("advertised.listeners", null);
+        if (advertised != null) {
+            String first = advertised.split(",")[0].trim();
+            String hp = first.substring(first.indexOf("://") + 3);
+            this.advertisedHost = hp.substring(0, hp.lastIndexOf(':'));
+            this.advertisedPort = intValue("advertised.listeners", hp.substring(hp.lastIndexOf(':') + 1), 0, 65535);
+        } else {
+            this.advertisedHost = host.equals("0.0.0.0") ? "127.0.0.1" : host;
+            this.advertisedPort = port; // 0 means "the bound port", resolved by the server
+        }
+        this.nodeId = intValue("node.id", get("node.id", get("broker.id", "0")), 0, Integer.MAX_VALUE);
+        this.clusterId = get("cluster.id", "s3stream-kafka-shell");
+        this.numPartitions = intValue("num.partitions", get("num.partitions", "1"), 1, 100_000);
+        this.autoCreateTopics = Boolean.parseBoolean(get("auto.create.topics.enable", "true"));
+        this.groupMinSessionTimeoutMs = intValue("group.min.session.timeout.ms",
+                get("group.min.session.timeout.ms", "6000"), 0, Integer.MAX_VALUE);
+        this.groupMaxSessionTimeoutMs = intValue("group.max.session.timeout.ms",
+                get("group.max.session.timeout.ms", "1800000"), groupMinSessionTimeoutMs, Integer.MAX_VALUE);
+        this.groupInitialRebalanceDelayMs = intValue("group.initial.rebalance.delay.ms",
+                get("group.initial.rebalance.delay.ms", "3000"), 0, Integer.MAX_VALUE);
+        this.messageMaxBytes = intValue("message.max.bytes", get("message.max.bytes", "1048588"), 0, Integer.MAX_VALUE);
+        this.socketRequestMaxBytes = intValue("socket.request.max.bytes",
+                get("socket.request.max.bytes", "104857600"), 1024, Integer.MAX_VALUE);
+        this.logRetentionMs = longValue("log.retention.ms", get("log.retention.ms",
+                String.valueOf(Long.parseLong(get("log.retention.hours", "168")) * 3_600_000L)));
+        this.logRetentionBytes = longValue("log.retention.bytes", get("log.retention.bytes", "-1"));
+        this.dataDir = Path.of(get("s3stream.data.dir", "data/kafka-shell"));
+    }
+
+    /** Reads settings; {@code overrides} win over {@code file}. */
+    public static ShellConfig of(Properties file, Map<String, String> overrides) {
+        Map<String, String> all = new TreeMap<>();
+        for (String k : file.stringPropertyNames()) {
+            all.put(k, file.getProperty(k).trim());
+        }
+        all.putAll(overrides);
+        return new ShellConfig(all);
+    }
+
+    public static ShellConfig of(Map<String, String> settings) {
+        return of(new Properties(), settings);
+    }
+
+    /** The engine's settings: {@code s3stream.*} keys, defaults that fit a 1 GiB machine. */
+    public StorageConfig storageConfig() {
+        StorageConfig.Builder b = StorageConfig.builder()
+                .nodeId(longValue("s3stream.node.id", get("s3stream.node.id", String.valueOf(nodeId))))
+                .dataDir(dataDir)
+                .logCacheBytes(longValue("s3stream.log.cache.bytes", get("s3stream.log.cache.bytes", String.valueOf(128 * MIB))))
+                .blockCacheBytes(longValue("s3stream.block.cache.bytes", get("s3stream.block.cache.bytes", String.valueOf(64 * MIB))))
+                .uploadThresholdBytes(longValue("s3stream.upload.threshold.bytes",
+                        get("s3stream.upload.threshold.bytes", String.valueOf(32 * MIB))))
+                .uploadInterval(Duration.ofMillis(longValue("s3stream.upload.interval.ms",
+                        get("s3stream.upload.interval.ms", "10000"))));
+        long uploadThreshold = longValue("s3stream.upload.threshold.bytes",
+                get("s3stream.upload.threshold.bytes", String.valueOf(32 * MIB)));
+        b.maxBatchBytes((int) longValue("s3stream.max.batch.bytes", get("s3stream.max.batch.bytes",
+                String.valueOf(Math.min(8 * MIB, uploadThreshold)))));
+        String wal = get("s3stream.wal", null);
+        if (wal != null) {
+            b.wal(wal);
+        } else if (!WalDefaults.anyDefault(dataDir)) {
+            // No durable WAL module on the class path (wal-blockdev not yet a dependency): run, but say it loudly.
+            System.err.println("kafka-shell: WARNING no durable WAL module on the class path and s3stream.wal is not set;"
+                    + " using an in-memory WAL: acknowledged records are lost if the process dies before upload");
+            b.wal("mem://kafka-shell-" + nodeId + "?capacity=256MiB");
+        }
+        String objects = get("s3stream.object.store", null);
+        b.objectStore(objects != null ? objects : URI.create(dataDir.toAbsolutePath().resolve("objects").toUri().toString()).toString());
+        String metadata = get("s3stream.metadata", null);
+        if (metadata != null) {
+            b.metadata(metadata);
+        }
+        return b.build();
+    }
+
+    public String get(String key, String fallback) {
+        return raw.getOrDefault(key, fallback);
+    }
+
+    public Map<String, String> raw() {
+        return raw;
+    }
+
+    public String host() { return host; }
+    public int port() { return port; }
+    public String advertisedHost() { return advertisedHost; }
+    public int advertisedPort() { return advertisedPort; }
+    public int nodeId() { return nodeId; }
+    public String clusterId() { return clusterId; }
+    public int numPartitions() { return numPartitions; }
+    public boolean autoCreateTopics() { return autoCreateTopics; }
+    public int groupMinSessionTimeoutMs() { return groupMinSessionTimeoutMs; }
+    public int groupMaxSessionTimeoutMs() { return groupMaxSessionTimeoutMs; }
+    public int groupInitialRebalanceDelayMs() { return groupInitialRebalanceDelayMs; }
+    public int messageMaxBytes() { return messageMaxBytes; }
+    public int socketRequestMaxBytes() { return socketRequestMaxBytes; }
+    public long logRetentionMs() { return logRetentionMs; }
+    public long logRetentionBytes() { return logRetentionBytes; }
+    public Path dataDir() { return dataDir; }
+
+    private static int intValue(String key, String value, int min, int max) {
+        long v = longValue(key, value);
+        if (v < min || v > max) {
+            throw new InvalidConfigException(key + " must be between " + min + " and " + max + ", was " + value);
+        }
+        return (int) v;
+    }
+
+    private static long longValue(String key, String value) {
+        try {
+            return Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new InvalidConfigException(key + " must be a number, was '" + value + "'", e);
+        }
+    }
+}

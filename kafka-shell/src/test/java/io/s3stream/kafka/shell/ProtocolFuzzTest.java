@@ -1,0 +1,224 @@
+package io.s3stream.kafka.shell;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Bad input at the port: random frames, mutated valid frames, unknown API keys and versions, corrupt and truncated
+ * batches, oversized frames. The broker must answer with the right error or close that connection, store nothing
+ * bad, and keep serving a well-behaved client.
+ */
+@Timeout(120)
+class ProtocolFuzzTest {
+    private ShellFixture fx;
+
+    @BeforeEach
+    void start() {
+        fx = new ShellFixture(Map.of("socket.request.max.bytes", "1048576"));
+    }
+
+    @AfterEach
+    void stop() {
+        fx.close();
+    }
+
+    private Socket connect() throws IOException {
+        Socket s = new Socket("127.0.0.1", fx.shell.port());
+        s.setSoTimeout(3000);
+        return s;
+    }
+
+    private static byte[] frame(RequestHeader header, org.apache.kafka.common.requests.AbstractRequest request) {
+        ByteBuffer b = request.serializeWithHeader(header);
+        byte[] out = new byte[b.remaining()];
+        b.get(out);
+        return out;
+    }
+
+    private static void send(Socket s, byte[] payload) throws IOException {
+        DataOutputStream out = new DataOutputStream(s.getOutputStream());
+        out.writeInt(payload.length);
+        out.write(payload);
+        out.flush();
+    }
+
+    /** Reads one response frame, or null if the broker closed the connection (or said nothing in time). */
+    private static ByteBuffer receive(Socket s) throws IOException {
+        try {
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            int size = in.readInt();
+            byte[] body = new byte[size];
+            in.readFully(body);
+            return ByteBuffer.wrap(body);
+        } catch (java.io.EOFException | java.net.SocketException | SocketTimeoutException e) {
+            return null;
+        }
+    }
+
+    private static MemoryRecords batch(String... values) {
+        SimpleRecord[] records = new SimpleRecord[values.length];
+        for (int i = 0; i < values.length; i++) {
+            records[i] = new SimpleRecord(System.currentTimeMillis(), null, values[i].getBytes());
+        }
+        return MemoryRecords.withRecords(Compression.NONE, records);
+    }
+
+    private static byte[] produceFrame(int correlationId, MemoryRecords records) {
+        ProduceRequestData data = new ProduceRequestData().setAcks((short) -1).setTimeoutMs(5000);
+        ProduceRequestData.TopicProduceData t = new ProduceRequestData.TopicProduceData().setName("fuzz");
+        t.partitionData().add(new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(records));
+        data.topicData().add(t);
+        ProduceRequest req = new ProduceRequest.Builder((short) 9, (short) 9, data).build((short) 9);
+        return frame(new RequestHeader(ApiKeys.PRODUCE, (short) 9, "fuzz", correlationId), req);
+    }
+
+    private Errors produceError(byte[] frame, int correlationId) throws IOException {
+        try (Socket s = connect()) {
+            send(s, frame);
+            ByteBuffer resp = receive(s);
+            assertThat(resp).as("a produce response").isNotNull();
+            RequestHeader header = new RequestHeader(ApiKeys.PRODUCE, (short) 9, "fuzz", correlationId);
+            ProduceResponse r = (ProduceResponse) AbstractResponse.parseResponse(resp, header);
+            return Errors.forCode(r.data().responses().iterator().next().partitionResponses().getFirst().errorCode());
+        }
+    }
+
+    @Test
+    void rejectsBadBatchesWithKafkaErrorsAndStoresNothing() throws Exception {
+        try (Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic("fuzz", 1, (short) 1))).all().get();
+        }
+        assertThat(produceError(produceFrame(1, batch("good")), 1)).isEqualTo(Errors.NONE);
+
+        MemoryRecords corrupt = batch("abc", "def");
+        ByteBuffer buf = corrupt.buffer();
+        buf.put(buf.limit() - 1, (byte) (buf.get(buf.limit() - 1) ^ 0x55)); // flip a payload bit: CRC mismatch
+        assertThat(produceError(produceFrame(2, corrupt), 2)).isEqualTo(Errors.CORRUPT_MESSAGE);
+
+        // One whole batch followed by the first bytes of another: the partial batch must not be dropped silently.
+        ByteBuffer first = batch("whole").buffer();
+        ByteBuffer second = batch("truncated-batch-payload").buffer();
+        ByteBuffer joined = ByteBuffer.allocate(first.remaining() + 40);
+        joined.put(first.duplicate()).put(second.duplicate().limit(40)).flip();
+        MemoryRecords truncated = MemoryRecords.readableRecords(joined);
+        assertThat(produceError(produceFrame(3, truncated), 3)).isEqualTo(Errors.CORRUPT_MESSAGE);
+
+        MemoryRecords big = batch("x".repeat(1_100_000 / 2), "y".repeat(1_100_000 / 2));
+        try (Socket s = connect()) { // larger than socket.request.max.bytes: the connection is closed
+            try {
+                send(s, produceFrame(4, big));
+            } catch (java.net.SocketException closedWhileWriting) {
+                // the broker closed the connection as soon as it saw the length prefix: the expected outcome
+            }
+            assertThat(receive(s)).isNull();
+        }
+        try (KafkaProducer<String, String> p = fx.producer(Map.of())) {
+            assertThat(p.send(new ProducerRecord<>("fuzz", "after")).get().offset()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void survivesRandomAndMutatedFrames() throws Exception {
+        long seed = System.nanoTime();
+        Random random = new Random(seed);
+        byte[] valid = produceFrame(7, batch("seed"));
+        int closed = 0;
+        for (int i = 0; i < 400; i++) {
+            byte[] payload;
+            switch (i % 4) {
+                case 0 -> {
+                    payload = new byte[random.nextInt(64)];
+                    random.nextBytes(payload);
+                }
+                case 1 -> {
+                    payload = valid.clone();
+                    for (int k = 0; k < 1 + random.nextInt(4); k++) {
+                        payload[random.nextInt(payload.length)] = (byte) random.nextInt();
+                    }
+                }
+                case 2 -> {
+                    payload = valid.clone();
+                    payload[0] = (byte) random.nextInt(); // API key
+                    payload[1] = (byte) random.nextInt();
+                    payload[2] = 0;
+                    payload[3] = (byte) random.nextInt(); // version
+                }
+                default -> payload = java.util.Arrays.copyOf(valid, random.nextInt(valid.length));
+            }
+            try (Socket s = connect()) {
+                s.setSoTimeout(500);
+                if (i % 50 == 49) {
+                    // A length prefix larger than the limit, or negative.
+                    new DataOutputStream(s.getOutputStream()).writeInt(random.nextBoolean() ? Integer.MAX_VALUE : -5);
+                } else {
+                    send(s, payload);
+                }
+                if (receive(s) == null) {
+                    closed++;
+                }
+            }
+        }
+        assertThat(closed).as("seed " + seed).isPositive();
+        try (KafkaProducer<String, String> p = fx.producer(Map.of());
+             Admin admin = fx.admin()) {
+            p.send(new ProducerRecord<>("fuzz-after", "still serving")).get();
+            assertThat(admin.listTopics().names().get()).as("seed " + seed).contains("fuzz-after");
+        }
+    }
+
+    @Test
+    void unsupportedVersionsGetUnsupportedVersion() throws Exception {
+        // ApiVersions at a version from the future: v0 response with UNSUPPORTED_VERSION and our API list.
+        ByteBuffer b = ByteBuffer.allocate(64);
+        b.putShort(ApiKeys.API_VERSIONS.id).putShort((short) 99).putInt(42).putShort((short) 4).put("test".getBytes()).put((byte) 0);
+        b.flip();
+        byte[] payload = new byte[b.remaining()];
+        b.get(payload);
+        try (Socket s = connect()) {
+            send(s, payload);
+            ByteBuffer resp = receive(s);
+            assertThat(resp).isNotNull();
+            assertThat(resp.getInt()).isEqualTo(42);
+            assertThat(resp.getShort()).isEqualTo(Errors.UNSUPPORTED_VERSION.code());
+        }
+        // A known API we do not serve (CreateAcls): UNSUPPORTED_VERSION, connection stays usable.
+        var acls = new org.apache.kafka.common.requests.CreateAclsRequest.Builder(
+                new org.apache.kafka.common.message.CreateAclsRequestData()).build((short) 3);
+        try (Socket s = connect()) {
+            RequestHeader h = new RequestHeader(ApiKeys.CREATE_ACLS, (short) 3, "t", 5);
+            send(s, frame(h, acls));
+            ByteBuffer resp = receive(s);
+            assertThat(resp).isNotNull();
+            var r = (org.apache.kafka.common.requests.CreateAclsResponse) AbstractResponse.parseResponse(resp, h);
+            assertThat(r.errorCounts()).isEmpty(); // no creations requested: the error goes per creation
+        }
+    }
+}
