@@ -40,6 +40,7 @@ public final class WalTarget {
             throw new InvalidConfigException(path + " is a directory; a blockdev WAL needs a regular file or a block "
                     + "device (for example " + path.resolve("wal.img") + ")");
         }
+        checkFileType(path);
         NativeBlockIo io;
         try {
             io = NativeBlockIo.open(path.toString());
@@ -74,6 +75,27 @@ public final class WalTarget {
         } catch (RuntimeException e) {
             io.close();
             throw e;
+        }
+    }
+
+    /** Refuses early, with a clear message, what open(O_DIRECT) would refuse with a bare EINVAL. */
+    private static void checkFileType(Path path) {
+        int mode;
+        try {
+            mode = (Integer) Files.getAttribute(path, "unix:mode");
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return; // the fstat after open checks again
+        }
+        String type = switch (mode & 0xF000) {
+            case 0x8000, 0x6000 -> null;
+            case 0x2000 -> "a character device";
+            case 0x1000 -> "a FIFO";
+            case 0xC000 -> "a socket";
+            default -> "of file type 0" + Integer.toOctalString(mode & 0xF000);
+        };
+        if (type != null) {
+            throw new InvalidConfigException(path + " is " + type + ", neither a regular file nor a block device; "
+                    + "a blockdev WAL needs one of those");
         }
     }
 
