@@ -34,17 +34,20 @@ public final class WalTool {
     /** Entry point: {@code WalTool <path> [--limit N]}. Exit status 0 if a valid header was found, 1 otherwise. */
     public static void main(String[] args) {
         if (args.length < 1 || args[0].startsWith("-")) {
-            System.err.println("usage: WalTool <file-or-device> [--limit N]");
+            System.err.println("usage: WalTool <file-or-device> [--limit N] [--from POSITION]");
             System.exit(2);
             return;
         }
         long limit = Long.MAX_VALUE;
+        long from = -1;
         for (int i = 1; i < args.length; i++) {
             if (args[i].equals("--limit") && i + 1 < args.length) {
                 limit = Long.parseLong(args[++i]);
+            } else if (args[i].equals("--from") && i + 1 < args.length) {
+                from = Long.parseLong(args[++i]);
             }
         }
-        int status = print(args[0], System.out, (p, b) -> "", limit);
+        int status = print(args[0], System.out, (p, b) -> "", limit, from);
         System.exit(status);
     }
 
@@ -54,6 +57,16 @@ public final class WalTool {
      * @return 0 if a valid header was found, 1 otherwise
      */
     public static int print(String path, PrintStream out, RecordFormatter formatter, long limit) {
+        return print(path, out, formatter, limit, -1);
+    }
+
+    /**
+     * Prints the WAL at {@code path}, scanning from logical position {@code from} (a record start) instead of the
+     * header's scan start when {@code from >= 0}: useful to look at trimmed or orphaned records.
+     *
+     * @return 0 if a valid header was found, 1 otherwise
+     */
+    public static int print(String path, PrintStream out, RecordFormatter formatter, long limit, long from) {
         try (BlockIo io = NativeBlockIo.open(path, false); Arena arena = Arena.ofConfined()) {
             out.printf(Locale.ROOT, "%s: %s of %d bytes%n", path, io.isBlockDevice() ? "block device" : "file",
                     io.sizeBytes());
@@ -85,7 +98,7 @@ public final class WalTool {
             long max = limit;
             try (RingScanner scanner = new RingScanner(io, ringBytes, best.walId(), Integer.MAX_VALUE - 64,
                     4 * 1024 * 1024)) {
-                RingScanner.Result result = scanner.scan(best.scanStart(), new RingScanner.Visitor() {
+                RingScanner.Result result = scanner.scan(from >= 0 ? from : best.scanStart(), new RingScanner.Visitor() {
                     @Override
                     public void record(long position, long nextPosition, int session, MemorySegment payload) {
                         if (shown[0]++ < max) {

@@ -203,7 +203,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             throw new InvalidConfigException(io.path() + " holds a WAL formatted with a capacity of "
                     + best.capacityBytes() + " bytes, but " + capacityBytes + " bytes were configured");
         }
-        if (Math.floorMod(best.scanStart(), (long) BLOCK_BYTES) != 0 || best.scanStart() < 0
+        if (Math.floorMod(best.scanStart(), (long) WalDescriptor.RECORD_ALIGN) != 0 || best.scanStart() < 0
                 || best.trimPosition() < best.scanStart()) {
             throw new InvalidConfigException(io.path() + " has an inconsistent WAL header (scan start "
                     + best.scanStart() + ", trim position " + best.trimPosition() + ")");

@@ -25,7 +25,7 @@ import java.util.zip.CRC32C;
  *  +---------------+---------------+---------------+---------------+-------+-------+-------+
  *  | trimPosition  | scanStart     | nodeId        | nodeEpoch     | walId |session|crc32c | zeros
  *  +---------------+---------------+---------------+---------------+-------+-------+-------+
- *  crc32c covers bytes [0,72). scanStart is a record (or padding) start at or below trimPosition where recovery
+ *  crc32c covers bytes [0,72). scanStart is a record (or padding) start (32-aligned) at or below trimPosition where recovery
  *  begins; records below trimPosition are skipped, not delivered.
  *
  * record (positions and footprints are multiples of 32 bytes)
