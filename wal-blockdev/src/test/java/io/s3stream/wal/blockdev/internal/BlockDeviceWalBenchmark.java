@@ -69,6 +69,21 @@ public final class BlockDeviceWalBenchmark {
                 }
             }
         }
+        if (only.equals("all") || only.equals("sync")) {
+            for (int size : new int[]{1024, 4096}) {
+                double[][] reps = new double[3][];
+                for (int rep = 0; rep < 3; rep++) {
+                    reps[rep] = closedLoop(file, size);
+                }
+                double[] p = new double[5];
+                for (int i = 0; i < 5; i++) {
+                    p[i] = median(new double[]{reps[0][i], reps[1][i], reps[2][i]});
+                }
+                System.out.printf(Locale.ROOT, "one appender, append().get() of %dB (closed loop, like fio QD1): "
+                        + "p50 %.0f us, p90 %.0f us, p99 %.0f us, p99.9 %.0f us, %.0f appends/s (medians of 3)%n",
+                        size, p[0], p[1], p[2], p[3], p[4]);
+            }
+        }
         if (only.equals("all") || only.equals("recovery")) {
             double[] mbps = new double[3];
             for (int rep = 0; rep < 3; rep++) {
@@ -178,6 +193,36 @@ public final class BlockDeviceWalBenchmark {
         Arrays.sort(latencies);
         return new double[]{latencies[n / 2] / 1e3, latencies[(int) (n * 0.9)] / 1e3, latencies[(int) (n * 0.99)] / 1e3,
                 latencies[(int) (n * 0.999)] / 1e3, latencies[n - 1] / 1e3};
+    }
+
+    /** One thread, one append at a time: {p50, p90, p99, p99.9 in us, appends/s}. */
+    static double[] closedLoop(Path file, int size) throws Exception {
+        BlockDeviceWal wal = open(file, 1, ++epoch);
+        ByteBuf buf = TestWals.buffer(new byte[size]);
+        long warm = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+        while (System.nanoTime() < warm) {
+            wal.append(buf).get();
+        }
+        long[] lat = new long[1 << 20];
+        int n = 0;
+        long t0 = System.nanoTime();
+        long end = t0 + (long) (seconds * 1e9);
+        long last = 0;
+        while (System.nanoTime() < end && n < lat.length) {
+            long s = System.nanoTime();
+            last = wal.append(buf).get().nextPosition();
+            lat[n++] = System.nanoTime() - s;
+            if ((n & 255) == 0) {
+                wal.trim(last);
+            }
+        }
+        double secs = (System.nanoTime() - t0) / 1e9;
+        buf.release();
+        wal.close();
+        long[] l = Arrays.copyOf(lat, n);
+        Arrays.sort(l);
+        return new double[]{l[n / 2] / 1e3, l[(int) (n * 0.9)] / 1e3, l[(int) (n * 0.99)] / 1e3,
+                l[(int) (n * 0.999)] / 1e3, n / secs};
     }
 
     /** Fills most of the ring with 4 KiB records, reopens, and times recover(). Returns MB/s of WAL scanned. */
