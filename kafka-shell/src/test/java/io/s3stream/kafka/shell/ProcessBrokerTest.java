@@ -9,7 +9,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -146,7 +145,6 @@ class ProcessBrokerTest {
      * dependencies of kafka-shell. Today's fallback WAL is in memory, so this test would fail by design.
      */
     @Test
-    @Disabled("enable when wal-blockdev and the durable manifest are merged into kafka-shell's dependencies")
     void sigkillDuringAcksAllLosesNoAcknowledgedRecord(@TempDir Path tmp) throws Exception {
         Path data = tmp.resolve("data");
         int port = freePort();

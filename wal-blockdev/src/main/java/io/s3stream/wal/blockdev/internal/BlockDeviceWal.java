@@ -1,0 +1,848 @@
+package io.s3stream.wal.blockdev.internal;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.s3stream.InvalidConfigException;
+import io.s3stream.OverCapacityException;
+import io.s3stream.StorageIOException;
+import io.s3stream.StreamClosedException;
+import io.s3stream.StreamFencedException;
+import io.s3stream.spi.WalAppendResult;
+import io.s3stream.spi.WalContext;
+import io.s3stream.spi.WriteAheadLog;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import static io.s3stream.wal.blockdev.internal.WalDescriptor.BLOCK_BYTES;
+import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_HEADER_BYTES;
+import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_MAGIC;
+
+/**
+ * A write-ahead log in a ring on a block device or a pre-written file, written with direct, synchronous IO in
+ * 4 KiB-aligned group commits.
+ *
+ * <h2>Layout</h2>
+ * Two alternating 4 KiB header slots, then the ring (full diagram in {@link WalDescriptor}):
+ * <pre>
+ *  0        4096      8192                                                         capacity
+ *  +--------+---------+-----------------------------------------------------------+
+ *  | hdr 0  | hdr 1   | ring: [rec][rec][rec][pad] | [rec][pad] | [rec ... (wraps) |
+ *  +--------+---------+-----------------------------------------------------------+
+ *                      ^ group write 1 (4 KiB-aligned) ^ group 2   ^ group 3
+ *  record: | magic | length | position (8) | walId | session | bodyCrc | hdrCrc | payload | pad to 32 |
+ * </pre>
+ * Records are addressed by a logical position that only grows; position {@code p} lives at
+ * {@code 8192 + p mod ringBytes}. Each group commit starts on a block boundary and ends with a padding record that
+ * fills its last block, so a write never touches a block holding records of an earlier write (a torn rewrite of
+ * such a block could destroy acknowledged data). The price is up to one block of padding per group at low load.
+ * A record may wrap the ring end; its write is then split in two {@code pwrite}s.
+ *
+ * <h2>Concurrency</h2>
+ * One platform thread, the conductor, owns every piece of mutable state: the write position, the queue of appends
+ * waiting for a write, the groups in flight, the live ranges and the header. Appenders and {@link #trim} only enqueue
+ * commands into a lock-free queue and unpark it. The conductor builds a group from as many queued appends as fit in
+ * one write ({@code writeBytes}, 1 MiB by default), copies their bytes into an aligned buffer, and submits it. With
+ * {@code inflight=1} it writes inline; with more, up to that many writes run at once on a small pool of IO threads,
+ * each durable on its own. Completions return to the conductor, which completes futures strictly in position order:
+ * a group is acknowledged only after it and every group before it are durable. Futures therefore complete on the
+ * conductor thread; callbacks must not block.
+ *
+ * <h2>Durability</h2>
+ * The target is opened with {@code O_DIRECT|O_DSYNC}: every {@code pwrite} returns only when its data is on stable
+ * storage (FUA, or a cache flush the kernel issues), with no page cache and no file-system metadata on the path (the
+ * file was pre-written at creation). An append completes after its group's write returned. The header is rewritten
+ * only by {@link #recover} (taking ownership) and by trims, coalesced: a trim is what frees space, trims arrive a few
+ * times per upload rather than per append, and a header write costs one synchronous 4 KiB write on the conductor.
+ * Space below a trim point is reused only after the header recording it is durable, so recovery's scan start is
+ * never overwritten. Headers alternate between two slots with a growing sequence: a torn header write leaves the
+ * other slot, which describes a state whose space has not been reused yet.
+ *
+ * <h2>Recovery and stale data</h2>
+ * Recovery takes ownership (a new header with the node epoch and a session number one higher, written before
+ * anything else), then scans from the header's scan start with {@link RingScanner}, stopping at the first record
+ * that fails a check (magic, header CRC, WAL id, position equal to where it is found, non-decreasing session, length,
+ * body CRC). Why nothing stale can follow the write point: (1) a record of an earlier lap carries a smaller
+ * position, so it fails the position check; (2) a write of the crashed process that became durable behind a lost
+ * write (possible with several writes in flight, or a torn multi-block write) carries the old session, while
+ * everything written after recovery carries the new, higher one, so once the new session has written in front of
+ * such an orphan the session check refuses it, and before that the scan already stops at the lost write in front of
+ * it; (3) if the last valid record ends inside a block, recovery rewrites that block with its valid prefix unchanged
+ * and a padding record of the new session after it, so the rest of the block (which may hold the valid-looking head
+ * of a torn record) can never be read as data once new records follow. Rewriting identical bytes is safe even if the
+ * write tears: every byte is either old or new, and the prefix is the same in both.
+ *
+ * <h2>Failure</h2>
+ * A failed write or header write fences the WAL: the failing append, everything queued or in flight behind it, and
+ * every later append fail with {@link StorageIOException} naming the device, the offset and the errno. Nothing is
+ * retried. A full ring makes appends wait (in order) for a trim, up to the context's back-pressure timeout, then fail
+ * with {@link OverCapacityException}. Another node's WAL is refused with {@link InvalidConfigException}; a WAL owned
+ * by a higher node epoch with {@link StreamFencedException}. A live older owner discovers a takeover when it re-reads
+ * the header slots, which it does before every header write and at least once a second while appending; its later
+ * appends fail with {@link StreamFencedException}.
+ */
+public final class BlockDeviceWal implements WriteAheadLog {
+    private static final long FENCE_CHECK_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final int SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
+    private static final int MAX_RECORD_CAP = 32 * 1024 * 1024;
+
+    private static final int NEW = 0;
+    private static final int RUNNING = 1;
+    private static final int CLOSING = 2;
+    private static final int CLOSED = 3;
+
+    private final BlockIo io;
+    private final String description;
+    private final WalContext context;
+    private final long capacityBytes;
+    private final long ringBytes;
+    private final int maxRecordBytes;
+    private final int inflightLimit;
+    private final int writeBytes;
+    private final long liveEntryGranularity;
+    private final Arena arena = Arena.ofShared();
+    private final ConcurrentLinkedQueue<Object> inbox = new ConcurrentLinkedQueue<>();
+    private final Thread conductor;
+    private final ExecutorService ioPool;
+    private final Object lifecycle = new Object();
+    private volatile int state = NEW;
+    private volatile boolean halted;
+    private volatile boolean terminated;
+    private volatile RuntimeException fence;
+
+    // ---- conductor-owned state (set by recover() before the conductor starts) ----
+    private WalDescriptor.Header header;
+    private final ArrayDeque<AppendRequest> waiting = new ArrayDeque<>();
+    private final ArrayDeque<Group> inflight = new ArrayDeque<>();
+    /** Acknowledged live ranges: {start, endOfLastRecord}; each start is a valid scan start. */
+    private final ArrayDeque<long[]> live = new ArrayDeque<>();
+    private final ArrayDeque<MemorySegment> freeBuffers = new ArrayDeque<>();
+    private final List<TrimRequest> trims = new ArrayList<>();
+    private long writePosition;
+    private long freedPosition;
+    private long ackedEnd;
+    private long lastFenceCheckNanos;
+    private boolean closeRequested;
+    private MemorySegment headerBlock;
+
+    private BlockDeviceWal(BlockIo io, long capacityBytes, BlockDeviceWalConfig config, WalContext context) {
+        this.io = io;
+        this.context = context;
+        this.capacityBytes = capacityBytes;
+        this.ringBytes = capacityBytes - WalDescriptor.RING_OFFSET;
+        this.maxRecordBytes = (int) Math.min(MAX_RECORD_CAP, ringBytes / 2) - 2 * RECORD_HEADER_BYTES;
+        this.inflightLimit = config.inflight();
+        this.writeBytes = config.writeBytes();
+        this.liveEntryGranularity = Math.min(64 * 1024, ringBytes / 64);
+        this.description = config.uri() + " (" + (io.isBlockDevice() ? "block device " : "file ") + io.path() + ", "
+                + capacityBytes + " bytes)";
+        this.conductor = Thread.ofPlatform().daemon().name("blockdev-wal-conductor").unstarted(this::conduct);
+        this.ioPool = inflightLimit > 1 ? Executors.newFixedThreadPool(inflightLimit,
+                Thread.ofPlatform().daemon().name("blockdev-wal-io-", 0).factory()) : null;
+        this.headerBlock = arena.allocate(BLOCK_BYTES, BLOCK_BYTES);
+    }
+
+    /** Opens (creating a missing file) the WAL a {@code blockdev://} URI names. */
+    public static BlockDeviceWal open(BlockDeviceWalConfig config, WalContext context) {
+        WalTarget.Opened target = WalTarget.open(config);
+        return open(target.io(), target.capacityBytes(), config, context);
+    }
+
+    /**
+     * Opens a WAL on an already opened target (tests pass a fault-injecting {@link BlockIo} here). Formats the
+     * target if neither header slot holds a header; refuses a target whose header is corrupt or of another version
+     * or capacity. Takes ownership of {@code io} (closes it on failure).
+     */
+    public static BlockDeviceWal open(BlockIo io, long capacityBytes, BlockDeviceWalConfig config, WalContext context) {
+        try {
+            BlockDeviceWal wal = new BlockDeviceWal(io, capacityBytes, config, context);
+            wal.header = wal.loadHeader();
+            return wal;
+        } catch (RuntimeException e) {
+            io.close();
+            throw e;
+        }
+    }
+
+    private WalDescriptor.Header loadHeader() {
+        WalDescriptor.HeaderRead[] slots;
+        try {
+            slots = readSlots();
+        } catch (BlockIoException e) {
+            throw new StorageIOException("cannot read the header of " + description + ": " + e.getMessage(), e);
+        }
+        WalDescriptor.Header best = null;
+        for (WalDescriptor.HeaderRead slot : slots) {
+            if (slot.version() != 0 && slot.version() != WalDescriptor.VERSION) {
+                throw new InvalidConfigException(io.path() + " holds a WAL of an incompatible layout version "
+                        + slot.version() + "; this build reads version " + WalDescriptor.VERSION);
+            }
+            if (slot.valid() && (best == null || slot.header().sequence() > best.sequence())) {
+                best = slot.header();
+            }
+        }
+        if (best == null) {
+            if (slots[0].hasMagic() || slots[1].hasMagic()) {
+                throw new InvalidConfigException(io.path() + " has no usable WAL header: slot 0: " + slots[0].problem()
+                        + "; slot 1: " + slots[1].problem() + ". Refusing to format over what looks like a damaged WAL");
+            }
+            best = WalTarget.freshHeader(capacityBytes);
+            writeHeader(best);
+        }
+        if (best.capacityBytes() != capacityBytes) {
+            throw new InvalidConfigException(io.path() + " holds a WAL formatted with a capacity of "
+                    + best.capacityBytes() + " bytes, but " + capacityBytes + " bytes were configured");
+        }
+        if (Math.floorMod(best.scanStart(), (long) WalDescriptor.RECORD_ALIGN) != 0 || best.scanStart() < 0
+                || best.trimPosition() < best.scanStart()) {
+            throw new InvalidConfigException(io.path() + " has an inconsistent WAL header (scan start "
+                    + best.scanStart() + ", trim position " + best.trimPosition() + ")");
+        }
+        return best;
+    }
+
+    private WalDescriptor.HeaderRead[] readSlots() {
+        WalDescriptor.HeaderRead[] out = new WalDescriptor.HeaderRead[WalDescriptor.HEADER_SLOTS];
+        for (int i = 0; i < out.length; i++) {
+            io.read((long) i * BLOCK_BYTES, headerBlock);
+            out[i] = WalDescriptor.decodeHeader(headerBlock);
+        }
+        return out;
+    }
+
+    private void writeHeader(WalDescriptor.Header h) {
+        WalDescriptor.encodeHeader(headerBlock, h);
+        io.write(Math.floorMod(h.sequence(), WalDescriptor.HEADER_SLOTS) * (long) BLOCK_BYTES, headerBlock);
+    }
+
+    // ------------------------------------------------------------------------------------------------ recovery
+
+    @Override
+    public RecoveryResult recover(RecordHandler handler) {
+        synchronized (lifecycle) {
+            if (state != NEW) {
+                throw new IllegalStateException("recover() was already called on " + description);
+            }
+            WalDescriptor.Header h = header;
+            if (h.nodeId() >= 0 && h.nodeId() != context.nodeId()) {
+                throw new InvalidConfigException(description + " belongs to node " + h.nodeId() + ", not node "
+                        + context.nodeId() + "; point this node at its own WAL");
+            }
+            if (h.nodeEpoch() > context.nodeEpoch()) {
+                throw new StreamFencedException(description + " is owned by node " + h.nodeId() + " at node epoch "
+                        + h.nodeEpoch() + ", newer than this node's epoch " + context.nodeEpoch());
+            }
+            int session = h.session() + 1;
+            WalDescriptor.Header owned = h.next(h.trimPosition(), h.scanStart(), context.nodeId(), context.nodeEpoch(),
+                    session);
+            long[] count = new long[2];
+            RingScanner.Result scan;
+            try {
+                writeHeader(owned);
+                header = owned;
+                long trimPosition = h.trimPosition();
+                try (RingScanner scanner = new RingScanner(io, ringBytes, h.walId(), maxRecordBytes, SCAN_CHUNK_BYTES)) {
+                    scan = scanner.scan(h.scanStart(), (position, next, s, payload) -> {
+                        if (position < trimPosition) {
+                            return;
+                        }
+                        addLive(position, next);
+                        ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer((int) payload.byteSize());
+                        try {
+                            buf.writeBytes(payload.asByteBuffer());
+                        } catch (RuntimeException e) {
+                            buf.release();
+                            throw e;
+                        }
+                        count[0]++;
+                        count[1] += payload.byteSize();
+                        handler.onRecord(position, next, buf);
+                    });
+                }
+                long end = scan.endPosition();
+                writePosition = sealTail(end, session);
+            } catch (BlockIoException e) {
+                throw new StorageIOException(description + " failed during recovery: " + e.getMessage(), e);
+            }
+            freedPosition = h.scanStart();
+            ackedEnd = scan.endPosition();
+            lastFenceCheckNanos = System.nanoTime();
+            state = RUNNING;
+            conductor.start();
+            return new RecoveryResult(count[0], count[1], writePosition, scan.torn(), scan.detail());
+        }
+    }
+
+    /**
+     * Makes the block holding {@code end} safe to write after: when {@code end} is inside a block, rewrites that block
+     * with its valid prefix unchanged and a padding record of the new session after it. Returns the next write
+     * position (the following block boundary).
+     */
+    private long sealTail(long end, int session) {
+        int within = (int) Math.floorMod(end, (long) BLOCK_BYTES);
+        if (within == 0) {
+            return end;
+        }
+        long blockStart = end - within;
+        MemorySegment block = headerBlock; // a spare aligned block; the header was already written
+        RingScanner.readRing(io, ringBytes, blockStart, block);
+        WalDescriptor.encodePad(block, within, BLOCK_BYTES - within, end, header.walId(), session);
+        RingScanner.writeRing(io, ringBytes, blockStart, block);
+        return blockStart + BLOCK_BYTES;
+    }
+
+    private void addLive(long start, long end) {
+        long[] last = live.peekLast();
+        if (last != null && start - last[0] < liveEntryGranularity) {
+            last[1] = end;
+        } else {
+            live.addLast(new long[]{start, end});
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ client API
+
+    @Override
+    public CompletableFuture<WalAppendResult> append(ByteBuf record) {
+        int size = record.readableBytes();
+        if (size > maxRecordBytes) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("record of " + size
+                    + " bytes exceeds the largest record (" + maxRecordBytes + " bytes) of " + description));
+        }
+        RuntimeException refusal = refusal();
+        if (refusal != null) {
+            return CompletableFuture.failedFuture(refusal);
+        }
+        AppendRequest request = new AppendRequest(record, size,
+                System.nanoTime() + context.backpressureTimeout().toNanos());
+        inbox.offer(request);
+        LockSupport.unpark(conductor);
+        if (terminated) {
+            drainAfterTermination();
+        }
+        return request.future;
+    }
+
+    private RuntimeException refusal() {
+        int s = state;
+        if (s == NEW) {
+            return new IllegalStateException("append before recover() on " + description);
+        }
+        if (s >= CLOSING) {
+            return new StreamClosedException(description + " is closed");
+        }
+        return fence;
+    }
+
+    @Override
+    public CompletableFuture<Void> trim(long walPosition) {
+        if (state == NEW) {
+            return CompletableFuture.failedFuture(new IllegalStateException("trim before recover() on "
+                    + description));
+        }
+        TrimRequest request = new TrimRequest(walPosition, new CompletableFuture<>());
+        inbox.offer(request);
+        LockSupport.unpark(conductor);
+        if (terminated) {
+            drainAfterTermination();
+        }
+        return request.future;
+    }
+
+    @Override
+    public long capacityBytes() {
+        return capacityBytes;
+    }
+
+    @Override
+    public int maxRecordBytes() {
+        return maxRecordBytes;
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    /** Writes that may be in flight at once. */
+    public int inflightLimit() {
+        return inflightLimit;
+    }
+
+    @Override
+    public void close() {
+        synchronized (lifecycle) {
+            if (state == CLOSED || state == CLOSING) {
+                return;
+            }
+            boolean started = state == RUNNING;
+            state = CLOSING;
+            if (started) {
+                inbox.offer(CloseCommand.INSTANCE);
+                LockSupport.unpark(conductor);
+                joinConductor();
+            }
+            release();
+            state = CLOSED;
+        }
+    }
+
+    /**
+     * Test hook: abandons the WAL as a crash would. Writes already submitted finish (the device would complete them
+     * too), nothing else is written, and pending futures fail. The target is closed.
+     */
+    public void halt() {
+        synchronized (lifecycle) {
+            if (state == CLOSED) {
+                return;
+            }
+            halted = true;
+            boolean started = state == RUNNING;
+            state = CLOSING;
+            if (started) {
+                LockSupport.unpark(conductor);
+                joinConductor();
+            }
+            release();
+            state = CLOSED;
+        }
+    }
+
+    private void joinConductor() {
+        try {
+            conductor.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void release() {
+        if (ioPool != null) {
+            ioPool.shutdown();
+            try {
+                if (!ioPool.awaitTermination(1, TimeUnit.MINUTES)) {
+                    throw new IllegalStateException("IO threads of " + description + " did not finish");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        io.close();
+        terminated = true;
+        drainAfterTermination();
+        arena.close();
+    }
+
+    private void drainAfterTermination() {
+        Object command;
+        while ((command = inbox.poll()) != null) {
+            StreamClosedException closed = new StreamClosedException(description + " is closed");
+            switch (command) {
+                case AppendRequest a -> a.future.completeExceptionally(closed);
+                case TrimRequest t -> t.future.completeExceptionally(closed);
+                default -> {
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ conductor
+
+    private void conduct() {
+        try {
+            while (!halted) {
+                drainInbox();
+                retireCompleted();
+                if (fence != null) {
+                    failEverything(fence);
+                } else {
+                    processTrims();
+                    checkFencingPeriodically();
+                    expireWaiting();
+                    submitGroups();
+                }
+                if (closeRequested) {
+                    failWaitingOnClose();
+                    if (waiting.isEmpty() && inflight.isEmpty() && inbox.isEmpty()) {
+                        break;
+                    }
+                }
+                if (inbox.isEmpty()) {
+                    LockSupport.parkNanos(this, parkNanos());
+                }
+            }
+        } catch (Throwable t) {
+            RuntimeException failure = new StorageIOException(description + " stopped on an unexpected error: " + t, t);
+            fence = failure;
+            failEverything(failure);
+            throw t;
+        } finally {
+            if (halted) {
+                StreamClosedException closed = new StreamClosedException(description + " was halted");
+                awaitInflightQuietly();
+                failAll(closed);
+            }
+        }
+    }
+
+    private long parkNanos() {
+        if (!waiting.isEmpty() && inflight.isEmpty()) {
+            return Math.max(1, Math.min(waiting.peekFirst().deadlineNanos - System.nanoTime(),
+                    TimeUnit.MILLISECONDS.toNanos(100)));
+        }
+        return TimeUnit.MILLISECONDS.toNanos(100);
+    }
+
+    private void drainInbox() {
+        Object command;
+        while ((command = inbox.poll()) != null) {
+            switch (command) {
+                case AppendRequest a -> {
+                    if (fence != null) {
+                        a.future.completeExceptionally(fence);
+                    } else {
+                        waiting.addLast(a);
+                    }
+                }
+                case TrimRequest t -> trims.add(t);
+                case Group g -> g.completed = true;
+                case CloseCommand ignored -> closeRequested = true;
+                default -> throw new IllegalStateException("unknown command " + command);
+            }
+        }
+    }
+
+    /** Acknowledges completed groups in position order; the first failed one fences the WAL. */
+    private void retireCompleted() {
+        Group g;
+        while ((g = inflight.peekFirst()) != null && g.completed) {
+            inflight.pollFirst();
+            if (g.error != null || fence != null) {
+                if (fence == null) {
+                    fence = writeFailure(g.error);
+                }
+                failGroup(g, fence);
+                continue;
+            }
+            recycle(g);
+            for (int i = 0; i < g.requests.size(); i++) {
+                g.requests.get(i).future.complete(new WalAppendResult(g.positions[i], g.positions[i + 1]));
+            }
+            addLive(g.start, g.recordsEnd);
+            ackedEnd = g.recordsEnd;
+        }
+    }
+
+    private StorageIOException writeFailure(Throwable error) {
+        String errno = error instanceof BlockIoException b ? " (" + Errno.describe(b.errno()) + ")" : "";
+        return new StorageIOException(description + " failed a write" + errno + ": " + error.getMessage()
+                + "; the WAL is fenced and accepts no more appends", error);
+    }
+
+    private void failGroup(Group g, RuntimeException cause) {
+        for (AppendRequest r : g.requests) {
+            r.future.completeExceptionally(cause);
+        }
+    }
+
+    private void failEverything(RuntimeException cause) {
+        for (AppendRequest r : waiting) {
+            r.future.completeExceptionally(cause);
+        }
+        waiting.clear();
+        for (TrimRequest t : trims) {
+            t.future.completeExceptionally(cause);
+        }
+        trims.clear();
+        // groups in flight are failed by retireCompleted() once their writes return
+    }
+
+    private void failAll(RuntimeException cause) {
+        failEverything(cause);
+        for (Group g : inflight) {
+            failGroup(g, cause);
+        }
+        inflight.clear();
+        Object command;
+        while ((command = inbox.poll()) != null) {
+            if (command instanceof AppendRequest a) {
+                a.future.completeExceptionally(cause);
+            } else if (command instanceof TrimRequest t) {
+                t.future.completeExceptionally(cause);
+            }
+        }
+    }
+
+    private void awaitInflightQuietly() {
+        // Submitted writes hold buffers of the arena; they must return before it is closed.
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+        while (inflight.stream().anyMatch(g -> !g.completed) && System.nanoTime() < deadline) {
+            drainInbox();
+            LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(1));
+        }
+    }
+
+    private void failWaitingOnClose() {
+        if (fence == null && !waiting.isEmpty() && inflight.isEmpty() && !canPlace(waiting.peekFirst())) {
+            StreamClosedException closed = new StreamClosedException(description + " was closed while the append "
+                    + "waited for space");
+            for (AppendRequest r : waiting) {
+                r.future.completeExceptionally(closed);
+            }
+            waiting.clear();
+        }
+        if (fence == null) {
+            for (TrimRequest t : trims) {
+                t.future.complete(null);
+            }
+            trims.clear();
+        }
+    }
+
+    private boolean canPlace(AppendRequest r) {
+        long end = WalDescriptor.alignUp(writePosition + WalDescriptor.footprint(r.size), BLOCK_BYTES);
+        return end - freedPosition <= ringBytes;
+    }
+
+    private void expireWaiting() {
+        AppendRequest head;
+        long now = System.nanoTime();
+        while ((head = waiting.peekFirst()) != null && !canPlace(head) && now - head.deadlineNanos >= 0) {
+            waiting.pollFirst();
+            head.future.completeExceptionally(new OverCapacityException(description + " is full ("
+                    + (writePosition - freedPosition) + " of " + ringBytes + " ring bytes in use, record of "
+                    + head.size + " bytes) and no trim freed space within "
+                    + Duration.ofNanos(context.backpressureTimeout().toNanos())));
+        }
+    }
+
+    private void submitGroups() {
+        while (!waiting.isEmpty() && inflight.size() < inflightLimit && fence == null) {
+            Group g = buildGroup();
+            if (g == null) {
+                return;
+            }
+            inflight.addLast(g);
+            if (ioPool == null) {
+                write(g);
+                drainInbox();
+                retireCompleted();
+            } else {
+                ioPool.execute(() -> {
+                    write(g);
+                    inbox.offer(g);
+                    LockSupport.unpark(conductor);
+                });
+            }
+        }
+    }
+
+    private void write(Group g) {
+        try {
+            RingScanner.writeRing(io, ringBytes, g.start, g.buffer.asSlice(0, g.end - g.start));
+        } catch (Throwable t) {
+            g.error = t;
+        }
+        if (ioPool == null) {
+            g.completed = true;
+        }
+    }
+
+    private Group buildGroup() {
+        AppendRequest first = waiting.peekFirst();
+        if (first == null || !canPlace(first)) {
+            return null;
+        }
+        long firstFootprint = WalDescriptor.footprint(first.size);
+        MemorySegment buffer;
+        Arena own = null;
+        if (firstFootprint > writeBytes) {
+            own = Arena.ofShared();
+            buffer = own.allocate(WalDescriptor.alignUp(firstFootprint, BLOCK_BYTES), BLOCK_BYTES);
+        } else {
+            buffer = freeBuffers.isEmpty() ? arena.allocate(writeBytes, BLOCK_BYTES) : freeBuffers.pollFirst();
+        }
+        Group g = new Group(writePosition, buffer, own);
+        long offset = 0;
+        int walId = header.walId();
+        int session = header.session();
+        long[] positions = new long[16];
+        int count = 0;
+        AppendRequest r;
+        while ((r = waiting.peekFirst()) != null) {
+            long footprint = WalDescriptor.footprint(r.size);
+            if (!g.requests.isEmpty() && (offset + footprint > buffer.byteSize() || !canPlaceAt(g.start + offset,
+                    footprint))) {
+                break;
+            }
+            waiting.pollFirst();
+            long position = g.start + offset;
+            ByteBuf src = r.buf;
+            MemorySegment body = buffer.asSlice(offset + RECORD_HEADER_BYTES, r.size);
+            src.getBytes(src.readerIndex(), body.asByteBuffer());
+            int tail = (int) (footprint - RECORD_HEADER_BYTES - r.size);
+            if (tail > 0) {
+                buffer.asSlice(offset + RECORD_HEADER_BYTES + r.size, tail).fill((byte) 0);
+            }
+            WalDescriptor.encodeRecordHeader(buffer, offset, RECORD_MAGIC, r.size, position, walId, session,
+                    WalDescriptor.crc(buffer, offset + RECORD_HEADER_BYTES, r.size));
+            g.requests.add(r);
+            if (count + 1 >= positions.length) {
+                positions = java.util.Arrays.copyOf(positions, positions.length * 2);
+            }
+            positions[count++] = position;
+            offset += footprint;
+        }
+        g.recordsEnd = g.start + offset;
+        positions[count] = g.recordsEnd;
+        g.positions = positions;
+        long end = WalDescriptor.alignUp(offset, BLOCK_BYTES);
+        if (end > offset) {
+            WalDescriptor.encodePad(buffer, offset, (int) (end - offset), g.start + offset, walId, session);
+        }
+        g.end = g.start + end;
+        writePosition = g.end;
+        return g;
+    }
+
+    private boolean canPlaceAt(long position, long footprint) {
+        return WalDescriptor.alignUp(position + footprint, BLOCK_BYTES) - freedPosition <= ringBytes;
+    }
+
+    private void recycle(Group g) {
+        if (g.ownArena != null) {
+            g.ownArena.close();
+        } else {
+            freeBuffers.addLast(g.buffer);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ trim & header
+
+    private void processTrims() {
+        if (trims.isEmpty()) {
+            return;
+        }
+        long requested = Long.MIN_VALUE;
+        for (TrimRequest t : trims) {
+            requested = Math.max(requested, t.position);
+        }
+        long target = Math.min(requested, ackedEnd);
+        if (target <= header.trimPosition()) {
+            completeTrims();
+            return;
+        }
+        long[] entry;
+        while ((entry = live.peekFirst()) != null && entry[1] <= target) {
+            live.pollFirst();
+        }
+        long scanStart = !live.isEmpty() ? live.peekFirst()[0]
+                : !inflight.isEmpty() ? inflight.peekFirst().start : writePosition;
+        try {
+            if (!checkOwnership()) {
+                return;
+            }
+            WalDescriptor.Header next = header.next(Math.max(target, scanStart), scanStart, header.nodeId(), header.nodeEpoch(),
+                    header.session());
+            writeHeader(next);
+            header = next;
+        } catch (BlockIoException e) {
+            fence = new StorageIOException(description + " failed a header write (" + Errno.describe(e.errno())
+                    + "): " + e.getMessage() + "; the WAL is fenced and accepts no more appends", e);
+            failEverything(fence);
+            return;
+        }
+        freedPosition = scanStart;
+        completeTrims();
+    }
+
+    private void completeTrims() {
+        for (TrimRequest t : trims) {
+            t.future.complete(null);
+        }
+        trims.clear();
+    }
+
+    private void checkFencingPeriodically() {
+        if ((!waiting.isEmpty() || !inflight.isEmpty())
+                && System.nanoTime() - lastFenceCheckNanos > FENCE_CHECK_INTERVAL_NANOS) {
+            try {
+                checkOwnership();
+            } catch (BlockIoException e) {
+                fence = new StorageIOException(description + " failed to read its header ("
+                        + Errno.describe(e.errno()) + "): " + e.getMessage() + "; the WAL is fenced", e);
+                failEverything(fence);
+            }
+        }
+    }
+
+    /** Re-reads the header slots; fences this WAL and returns false when another owner has taken it over. */
+    private boolean checkOwnership() {
+        lastFenceCheckNanos = System.nanoTime();
+        for (WalDescriptor.HeaderRead slot : readSlots()) {
+            if (!slot.valid()) {
+                continue;
+            }
+            WalDescriptor.Header h = slot.header();
+            if (h.sequence() > header.sequence()) { // only another owner writes past our own sequence
+                fence = new StreamFencedException(description + " was taken over by node " + h.nodeId()
+                        + " at node epoch " + h.nodeEpoch() + "; this owner (node " + header.nodeId() + ", epoch "
+                        + header.nodeEpoch() + ") is fenced");
+                failEverything(fence);
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // ------------------------------------------------------------------------------------------------ commands
+
+    private static final class AppendRequest {
+        final ByteBuf buf;
+        final int size;
+        final long deadlineNanos;
+        final CompletableFuture<WalAppendResult> future = new CompletableFuture<>();
+
+        AppendRequest(ByteBuf buf, int size, long deadlineNanos) {
+            this.buf = buf;
+            this.size = size;
+            this.deadlineNanos = deadlineNanos;
+        }
+    }
+
+    private record TrimRequest(long position, CompletableFuture<Void> future) {
+    }
+
+    private enum CloseCommand {
+        INSTANCE
+    }
+
+    /** One group-commit write: records [start, recordsEnd) plus padding to end. */
+    private static final class Group {
+        final long start;
+        final MemorySegment buffer;
+        final Arena ownArena;
+        final List<AppendRequest> requests = new ArrayList<>();
+        long[] positions;
+        long recordsEnd;
+        long end;
+        volatile boolean completed;
+        volatile Throwable error;
+
+        Group(long start, MemorySegment buffer, Arena ownArena) {
+            this.start = start;
+            this.buffer = buffer;
+            this.ownArena = ownArena;
+        }
+    }
+}
