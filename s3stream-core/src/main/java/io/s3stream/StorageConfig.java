@@ -31,6 +31,16 @@ public final class StorageConfig {
     private final int objectBlockSizeBytes;
     private final int maxBatchBytes;
     private final Duration backpressureTimeout;
+    private final boolean compactionEnabled;
+    private final Duration compactionInterval;
+    private final Duration compactionMaxAge;
+    private final long streamObjectTargetBytes;
+    private final double compactionDeadShareThreshold;
+    private final Duration objectDeletionGracePeriod;
+    private final long compactionBytesPerSecond;
+    private final int compactionConcurrency;
+    private final long compactionMemoryBytes;
+    private final Duration compactionRunTimeout;
 
     private StorageConfig(Builder b) {
         this.nodeId = b.nodeId;
@@ -46,6 +56,16 @@ public final class StorageConfig {
         this.objectBlockSizeBytes = b.objectBlockSizeBytes;
         this.maxBatchBytes = b.maxBatchBytes;
         this.backpressureTimeout = b.backpressureTimeout;
+        this.compactionEnabled = b.compactionEnabled;
+        this.compactionInterval = b.compactionInterval;
+        this.compactionMaxAge = b.compactionMaxAge;
+        this.streamObjectTargetBytes = b.streamObjectTargetBytes;
+        this.compactionDeadShareThreshold = b.compactionDeadShareThreshold;
+        this.objectDeletionGracePeriod = b.objectDeletionGracePeriod;
+        this.compactionBytesPerSecond = b.compactionBytesPerSecond;
+        this.compactionConcurrency = b.compactionConcurrency;
+        this.compactionMemoryBytes = b.compactionMemoryBytes;
+        this.compactionRunTimeout = b.compactionRunTimeout;
     }
 
     public static Builder builder() {
@@ -117,6 +137,56 @@ public final class StorageConfig {
         return backpressureTimeout;
     }
 
+    /** Whether the background compactor runs (merging and splitting objects, reclaiming trimmed and deleted data, deleting retired objects after the grace period). */
+    public boolean compactionEnabled() {
+        return compactionEnabled;
+    }
+
+    /** Pause between two compaction rounds of this node. */
+    public Duration compactionInterval() {
+        return compactionInterval;
+    }
+
+    /** Data of a stream set object older than this is always split out into stream objects, so stream set objects stay young and few. */
+    public Duration compactionMaxAge() {
+        return compactionMaxAge;
+    }
+
+    /** Adjacent small stream objects of one stream are merged up to about this size. */
+    public long streamObjectTargetBytes() {
+        return streamObjectTargetBytes;
+    }
+
+    /** An object whose share of trimmed or deleted data reaches this fraction is rewritten without it. */
+    public double compactionDeadShareThreshold() {
+        return compactionDeadShareThreshold;
+    }
+
+    /** How long an object retired from the manifest stays in the bucket before it is deleted, so reads in flight finish. */
+    public Duration objectDeletionGracePeriod() {
+        return objectDeletionGracePeriod;
+    }
+
+    /** Throttle: bytes compaction reads and writes through this node per second. */
+    public long compactionBytesPerSecond() {
+        return compactionBytesPerSecond;
+    }
+
+    /** Object-store requests one compaction run keeps in flight (reads ahead plus part uploads). */
+    public int compactionConcurrency() {
+        return compactionConcurrency;
+    }
+
+    /** Memory budget of compaction: read-ahead chunks, the open block and the part being uploaded. */
+    public long compactionMemoryBytes() {
+        return compactionMemoryBytes;
+    }
+
+    /** Longest a compaction run may take: its prepared output ids expire after this, so outputs of a crashed run are deleted. */
+    public Duration compactionRunTimeout() {
+        return compactionRunTimeout;
+    }
+
     @Override
     public String toString() {
         return "StorageConfig{nodeId=" + nodeId + ", dataDir=" + dataDir + ", wal=" + wal
@@ -125,7 +195,17 @@ public final class StorageConfig {
                 + ", uploadThresholdBytes=" + uploadThresholdBytes + ", uploadInterval=" + uploadInterval
                 + ", streamObjectThresholdBytes=" + streamObjectThresholdBytes
                 + ", objectBlockSizeBytes=" + objectBlockSizeBytes + ", maxBatchBytes=" + maxBatchBytes
-                + ", backpressureTimeout=" + backpressureTimeout + '}';
+                + ", backpressureTimeout=" + backpressureTimeout
+                + ", compactionEnabled=" + compactionEnabled
+                + ", compactionInterval=" + compactionInterval
+                + ", compactionMaxAge=" + compactionMaxAge
+                + ", streamObjectTargetBytes=" + streamObjectTargetBytes
+                + ", compactionDeadShareThreshold=" + compactionDeadShareThreshold
+                + ", objectDeletionGracePeriod=" + objectDeletionGracePeriod
+                + ", compactionBytesPerSecond=" + compactionBytesPerSecond
+                + ", compactionConcurrency=" + compactionConcurrency
+                + ", compactionMemoryBytes=" + compactionMemoryBytes
+                + ", compactionRunTimeout=" + compactionRunTimeout + '}';
     }
 
     /** Collects settings; {@link #build()} validates them. Only {@code nodeId} and {@code dataDir} are required. */
@@ -143,6 +223,16 @@ public final class StorageConfig {
         private int objectBlockSizeBytes = (int) (512 * 1024L);
         private int maxBatchBytes = (int) (8 * MIB);
         private Duration backpressureTimeout = Duration.ofSeconds(5);
+        private boolean compactionEnabled = true;
+        private Duration compactionInterval = Duration.ofSeconds(60);
+        private Duration compactionMaxAge = Duration.ofMinutes(30);
+        private long streamObjectTargetBytes = 256 * MIB;
+        private double compactionDeadShareThreshold = 0.5;
+        private Duration objectDeletionGracePeriod = Duration.ofSeconds(60);
+        private long compactionBytesPerSecond = 64 * MIB;
+        private int compactionConcurrency = 4;
+        private long compactionMemoryBytes = 64 * MIB;
+        private Duration compactionRunTimeout = Duration.ofMinutes(30);
 
         private Builder() {
         }
@@ -212,6 +302,66 @@ public final class StorageConfig {
             return this;
         }
 
+        /** @see StorageConfig#compactionEnabled() */
+        public Builder compactionEnabled(boolean value) {
+            this.compactionEnabled = value;
+            return this;
+        }
+
+        /** @see StorageConfig#compactionInterval() */
+        public Builder compactionInterval(Duration value) {
+            this.compactionInterval = value;
+            return this;
+        }
+
+        /** @see StorageConfig#compactionMaxAge() */
+        public Builder compactionMaxAge(Duration value) {
+            this.compactionMaxAge = value;
+            return this;
+        }
+
+        /** @see StorageConfig#streamObjectTargetBytes() */
+        public Builder streamObjectTargetBytes(long value) {
+            this.streamObjectTargetBytes = value;
+            return this;
+        }
+
+        /** @see StorageConfig#compactionDeadShareThreshold() */
+        public Builder compactionDeadShareThreshold(double value) {
+            this.compactionDeadShareThreshold = value;
+            return this;
+        }
+
+        /** @see StorageConfig#objectDeletionGracePeriod() */
+        public Builder objectDeletionGracePeriod(Duration value) {
+            this.objectDeletionGracePeriod = value;
+            return this;
+        }
+
+        /** @see StorageConfig#compactionBytesPerSecond() */
+        public Builder compactionBytesPerSecond(long value) {
+            this.compactionBytesPerSecond = value;
+            return this;
+        }
+
+        /** @see StorageConfig#compactionConcurrency() */
+        public Builder compactionConcurrency(int value) {
+            this.compactionConcurrency = value;
+            return this;
+        }
+
+        /** @see StorageConfig#compactionMemoryBytes() */
+        public Builder compactionMemoryBytes(long value) {
+            this.compactionMemoryBytes = value;
+            return this;
+        }
+
+        /** @see StorageConfig#compactionRunTimeout() */
+        public Builder compactionRunTimeout(Duration value) {
+            this.compactionRunTimeout = value;
+            return this;
+        }
+
         /** Validates every setting and returns the immutable config. */
         public StorageConfig build() {
             require(nodeId >= 0, "nodeId", "must be set to a value >= 0", nodeId);
@@ -244,7 +394,28 @@ public final class StorageConfig {
             Objects.requireNonNull(backpressureTimeout, "backpressureTimeout");
             require(!backpressureTimeout.isNegative(), "backpressureTimeout", "must not be negative",
                     backpressureTimeout);
+            requirePositive("compactionInterval", compactionInterval);
+            requirePositive("compactionMaxAge", compactionMaxAge);
+            require(streamObjectTargetBytes >= 64 * 1024, "streamObjectTargetBytes", "must be >= 64 KiB",
+                    streamObjectTargetBytes);
+            require(compactionDeadShareThreshold > 0 && compactionDeadShareThreshold <= 1,
+                    "compactionDeadShareThreshold", "must be in (0, 1]", compactionDeadShareThreshold);
+            Objects.requireNonNull(objectDeletionGracePeriod, "objectDeletionGracePeriod");
+            require(!objectDeletionGracePeriod.isNegative(), "objectDeletionGracePeriod", "must not be negative",
+                    objectDeletionGracePeriod);
+            require(compactionBytesPerSecond >= 64 * 1024, "compactionBytesPerSecond", "must be >= 64 KiB/s",
+                    compactionBytesPerSecond);
+            require(compactionConcurrency >= 1 && compactionConcurrency <= 64, "compactionConcurrency",
+                    "must be between 1 and 64", compactionConcurrency);
+            require(compactionMemoryBytes >= 4L * objectBlockSizeBytes, "compactionMemoryBytes",
+                    "must be >= 4 x objectBlockSizeBytes (" + 4L * objectBlockSizeBytes + ")", compactionMemoryBytes);
+            requirePositive("compactionRunTimeout", compactionRunTimeout);
             return new StorageConfig(this);
+        }
+
+        private static void requirePositive(String setting, Duration value) {
+            Objects.requireNonNull(value, setting);
+            require(!value.isNegative() && !value.isZero(), setting, "must be positive", value);
         }
 
         private static void require(boolean ok, String setting, String rule, Object value) {

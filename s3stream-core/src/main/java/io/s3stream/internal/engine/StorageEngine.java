@@ -15,6 +15,7 @@ import io.s3stream.StreamFencedException;
 import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
 import io.s3stream.cache.BlockCache;
+import io.s3stream.internal.compaction.Compactor;
 import io.s3stream.internal.store.ObjectStorage;
 import io.s3stream.internal.store.ObjectStores;
 import io.s3stream.spi.MetadataStore;
@@ -74,6 +75,7 @@ public final class StorageEngine implements StreamStorage {
     private final BlockCache blockCache;
     private final ObjectFetcher fetcher;
     private final Uploader uploader;
+    private final Compactor compactor;
 
     private final ReentrantLock sequencer = new ReentrantLock();
     /**
@@ -133,6 +135,8 @@ public final class StorageEngine implements StreamStorage {
         this.fetcher = new ObjectFetcher(objects, blockCache, 10_000);
         this.uploader = new Uploader(this, logCache, objects, metadata, wal, alloc, config.uploadThresholdBytes(),
                 config.uploadInterval(), config.streamObjectThresholdBytes(), config.objectBlockSizeBytes());
+        this.compactor = new Compactor(Compactor.Settings.of(config), objects, metadata, alloc, config.nodeId(),
+                nodeEpoch, fetcher::forget);
     }
 
     /** Opens the backends, registers the node, recovers the WAL, and returns a running engine. */
@@ -148,6 +152,9 @@ public final class StorageEngine implements StreamStorage {
                     config.backpressureTimeout()));
             StorageEngine engine = new StorageEngine(config, objects, metadata, nodeEpoch, wal);
             engine.recover();
+            if (config.compactionEnabled()) {
+                engine.compactor.start();
+            }
             LOG.log(System.Logger.Level.INFO, "node {0} (epoch {1}) started: WAL {2}, objects {3}", config.nodeId(),
                     nodeEpoch, wal.description(), objects.description());
             return engine;
@@ -478,6 +485,10 @@ public final class StorageEngine implements StreamStorage {
         return metadata;
     }
 
+    ObjectStorage objectStorage() {
+        return objects;
+    }
+
     ObjectFetcher fetcher() {
         return fetcher;
     }
@@ -488,6 +499,11 @@ public final class StorageEngine implements StreamStorage {
 
     long nodeEpoch() {
         return nodeEpoch;
+    }
+
+    /** The compactor (also when background compaction is disabled: tests drive it with {@link Compactor#runNow()}). */
+    public Compactor compactor() {
+        return compactor;
     }
 
     @Override
@@ -511,6 +527,7 @@ public final class StorageEngine implements StreamStorage {
             return;
         }
         closed = true;
+        compactor.close();
         List<StreamHandle> open = new ArrayList<>(streams.values());
         sequencer.lock();
         try {
@@ -546,6 +563,7 @@ public final class StorageEngine implements StreamStorage {
      */
     public void haltForTesting() {
         closed = true;
+        compactor.halt();
         uploader.halt();
         wal.close();
         logCache.releaseAll();

@@ -9,6 +9,7 @@ import io.s3stream.Stream;
 import io.s3stream.StreamClosedException;
 import io.s3stream.StreamFencedException;
 import io.s3stream.spi.ObjectMetadata;
+import io.s3stream.spi.ObjectNotFoundException;
 import io.s3stream.spi.StreamMetadata;
 
 import java.util.ArrayList;
@@ -24,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
  */
 final class StreamHandle implements Stream {
     private static final int OBJECTS_PER_LOOKUP = 4;
+    private static final int MAX_LOOKUPS = 4;
 
     private final StorageEngine engine;
     private final long streamId;
@@ -103,9 +105,33 @@ final class StreamHandle implements Stream {
         if (cached != null) {
             return CompletableFuture.completedFuture(toResult(cached));
         }
+        return fetchFromObjects(fetchStart, end, maxBytes, 1).thenApply(this::toResult);
+    }
+
+    /**
+     * Looks the range up in the manifest and reads the objects. Compaction may retire an object between the lookup and
+     * the read; it stays in the bucket for the deletion grace period, but a read slower than that finds it gone: then
+     * the manifest, which by now names the compaction's outputs, is asked again.
+     */
+    private CompletableFuture<List<LogCache.CachedRead>> fetchFromObjects(long fetchStart, long end, int maxBytes,
+                                                                         int attempt) {
         return engine.metadataStore().getObjects(streamId, fetchStart, end, OBJECTS_PER_LOOKUP)
                 .thenCompose(objects -> readObjects(objects, 0, fetchStart, end, maxBytes, new ArrayList<>()))
-                .thenApply(this::toResult);
+                .exceptionallyCompose(error -> {
+                    if (attempt < MAX_LOOKUPS && isObjectGone(error)) {
+                        return fetchFromObjects(fetchStart, end, maxBytes, attempt + 1);
+                    }
+                    return CompletableFuture.failedFuture(error);
+                });
+    }
+
+    private static boolean isObjectGone(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t instanceof ObjectNotFoundException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private CompletableFuture<List<LogCache.CachedRead>> readObjects(List<ObjectMetadata> objects, int index, long next,

@@ -24,6 +24,11 @@ public final class DataBlock {
     private DataBlock() {
     }
 
+    /** The CRC32C a block stores over its bytes {@code [index, index + length)} (for writers that lay out blocks). */
+    public static int checksum(ByteBuf buf, int index, int length) {
+        return Crc32c.of(buf, index, length);
+    }
+
     /**
      * Verifies the block's CRC32C and that its headers agree with its index entry, then returns its batches.
      *

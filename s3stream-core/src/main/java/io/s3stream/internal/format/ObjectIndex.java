@@ -125,6 +125,28 @@ public final class ObjectIndex {
         out.writerIndex(w + INDEX_ENTRY_SIZE);
     }
 
+    /**
+     * Encodes the index and footer of an object whose data region is {@code dataBytes} long and holds exactly the
+     * blocks of {@code entries} (positions packed from 0, sorted as {@link ObjectFormat} requires), for writers that
+     * lay out blocks themselves (compaction copies whole blocks and appends this tail). The caller owns the result.
+     */
+    public static ByteBuf encodeTail(List<IndexEntry> entries, long dataBytes, io.netty.buffer.ByteBufAllocator alloc) {
+        int indexLength = entries.size() * INDEX_ENTRY_SIZE;
+        ByteBuf tail = alloc.buffer(indexLength + ObjectFormat.FOOTER_SIZE);
+        try {
+            for (IndexEntry e : entries) {
+                encode(e, tail);
+            }
+            int indexCrc = Crc32c.of(tail, tail.readerIndex(), indexLength);
+            new ObjectFooter(dataBytes, indexLength, indexCrc, ObjectFormat.VERSION,
+                    dataBytes + indexLength + ObjectFormat.FOOTER_SIZE).encode(tail);
+            return tail;
+        } catch (RuntimeException e) {
+            tail.release();
+            throw e;
+        }
+    }
+
     /** All entries, in block order. */
     public List<IndexEntry> entries() {
         return entries;

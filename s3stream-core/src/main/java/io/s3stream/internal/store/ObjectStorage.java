@@ -117,6 +117,39 @@ public final class ObjectStorage implements AutoCloseable {
         return withRetry(RequestKind.DELETE, keys.size() + " keys", () -> store.delete(keys));
     }
 
+    /** Starts a multipart upload (retried); parts and completion go through {@link #uploadPart} and friends. */
+    public CompletableFuture<ObjectStore.MultipartUpload> startMultipart(String key) {
+        return withRetry(RequestKind.PUT, key, () -> store.startMultipart(key));
+    }
+
+    /** Uploads one part of {@code upload} (retried); does not take ownership of {@code data}. */
+    public CompletableFuture<Void> uploadPart(ObjectStore.MultipartUpload upload, int partNumber, ByteBuf data) {
+        int size = data.readableBytes();
+        return withRetry(RequestKind.PART, upload.key() + " part " + partNumber,
+                () -> upload.uploadPart(partNumber, data.duplicate())).thenRun(() -> bytesOut.add(size));
+    }
+
+    /** Fills one part from a range of an existing object, server-side where the backend can (retried). */
+    public CompletableFuture<Void> uploadPartCopy(ObjectStore.MultipartUpload upload, int partNumber, String sourceKey,
+                                                  long position, long length) {
+        return withRetry(RequestKind.PART_COPY, upload.key() + " part " + partNumber + " from " + sourceKey,
+                () -> upload.uploadPartCopy(partNumber, sourceKey, position, length));
+    }
+
+    /** Completes a multipart upload (retried). */
+    public CompletableFuture<Void> completeMultipart(ObjectStore.MultipartUpload upload) {
+        return withRetry(RequestKind.COMPLETE, upload.key(), upload::complete);
+    }
+
+    /** Aborts a multipart upload, once, ignoring failures (the parts are garbage either way). */
+    public CompletableFuture<Void> abortMultipart(ObjectStore.MultipartUpload upload) {
+        try {
+            return upload.abort().exceptionally(e -> null);
+        } catch (RuntimeException e) {
+            return CompletableFuture.completedFuture(null);
+        }
+    }
+
     /** Requests by kind since start. */
     public Map<String, Long> requestCounts() {
         Map<String, Long> out = new java.util.LinkedHashMap<>();
@@ -197,7 +230,7 @@ public final class ObjectStorage implements AutoCloseable {
 
     /** Kinds of request, for the cost model. */
     public enum RequestKind {
-        PUT, PART, COMPLETE, GET, HEAD, LIST, DELETE, CREATE_IF_ABSENT
+        PUT, PART, PART_COPY, COMPLETE, GET, HEAD, LIST, DELETE, CREATE_IF_ABSENT
     }
 
     /**

@@ -1,0 +1,272 @@
+package io.s3stream.internal.compaction;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.s3stream.internal.format.DataBlock;
+import io.s3stream.internal.format.IndexEntry;
+import io.s3stream.internal.format.ObjectFormat;
+import io.s3stream.internal.format.ObjectIndex;
+import io.s3stream.internal.store.ObjectStorage;
+import io.s3stream.spi.ObjectStore;
+import io.s3stream.spi.StreamRange;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Writes one output object of format v1 as a stream of whole data blocks, without ever holding the object: blocks go
+ * into a part buffer that is uploaded as a multipart part once it reaches the part size; ranges of whole blocks of an
+ * existing object can instead be copied server-side ({@link #copyBlocks}); {@link #finish()} appends index and footer.
+ * An object that never filled a part is written with a single PUT.
+ *
+ * <h2>Blocks</h2>
+ * Adjacent small blocks of one stream (uploads of quiet streams produce many) are coalesced into one block of at most
+ * the target block size: their batch bytes are concatenated under a new header and CRC. Batches themselves are never
+ * re-encoded. Callers pass only blocks whose CRC they verified, so the new CRC never blesses corrupt bytes. Copied
+ * blocks keep their own CRC, so corruption in them stays detectable by every reader.
+ *
+ * <h2>Memory</h2>
+ * At most the open block, the part being filled and {@code maxInflightParts} parts being uploaded, all counted in the
+ * gauge. Owner: the compactor thread.
+ */
+final class ObjectWriter implements AutoCloseable {
+    private final ObjectStorage store;
+    private final ByteBufAllocator alloc;
+    private final String key;
+    private final int partSizeBytes;
+    private final int minPartSizeBytes;
+    private final int targetBlockBytes;
+    private final int maxInflightParts;
+    private final MemoryGauge gauge;
+    private final Throttle throttle;
+
+    private final List<IndexEntry> entries = new ArrayList<>();
+    private final ArrayDeque<CompletableFuture<Void>> inflight = new ArrayDeque<>();
+    private ObjectStore.MultipartUpload upload;
+    private int nextPart = 1;
+    private ByteBuf part;
+    private long written;
+    private ByteBuf block;
+    private long blockStream;
+    private long blockStart;
+    private long blockEnd;
+    private int blockBatches;
+    private boolean done;
+    long copiedBytes;
+    long writtenThroughNodeBytes;
+
+    ObjectWriter(ObjectStorage store, ByteBufAllocator alloc, String key, int partSizeBytes, int minPartSizeBytes,
+                 int targetBlockBytes, int maxInflightParts, MemoryGauge gauge, Throttle throttle) {
+        this.store = store;
+        this.alloc = alloc;
+        this.key = key;
+        this.partSizeBytes = Math.max(partSizeBytes, minPartSizeBytes);
+        this.minPartSizeBytes = minPartSizeBytes;
+        this.targetBlockBytes = targetBlockBytes;
+        this.maxInflightParts = Math.max(1, maxInflightParts);
+        this.gauge = gauge;
+        this.throttle = throttle;
+    }
+
+    String key() {
+        return key;
+    }
+
+    /**
+     * Adds a verified block ({@code source} holds exactly its bytes; the caller keeps its reference). Blocks must come
+     * in (stream, offset) order, contiguous within a stream.
+     */
+    void addBlock(IndexEntry entry, int batchCount, ByteBuf source) {
+        int body = entry.sizeBytes() - ObjectFormat.BLOCK_HEADER_SIZE - ObjectFormat.BLOCK_CRC_SIZE;
+        boolean extend = block != null && blockStream == entry.streamId() && blockEnd == entry.startOffset()
+                && block.readableBytes() + body + ObjectFormat.BLOCK_CRC_SIZE <= targetBlockBytes
+                && blockEnd - blockStart + entry.recordCount() <= Integer.MAX_VALUE;
+        if (!extend) {
+            closeBlock();
+            int capacity = Math.max(targetBlockBytes, entry.sizeBytes());
+            block = alloc.directBuffer(Math.min(capacity, entry.sizeBytes() * 4 + 64), capacity);
+            gauge.add(capacity);
+            block.writeLong(entry.streamId());
+            block.writeInt(0);
+            blockStream = entry.streamId();
+            blockStart = entry.startOffset();
+            blockEnd = entry.startOffset();
+            blockBatches = 0;
+        }
+        block.writeBytes(source, source.readerIndex() + ObjectFormat.BLOCK_HEADER_SIZE, body);
+        blockEnd = entry.endOffset();
+        blockBatches += batchCount;
+        writtenThroughNodeBytes += entry.sizeBytes();
+    }
+
+    private void closeBlock() {
+        if (block == null) {
+            return;
+        }
+        block.setInt(ObjectFormat.BLOCK_BATCH_COUNT_OFFSET, blockBatches);
+        block.writeInt(DataBlock.checksum(block, block.readerIndex(), block.readableBytes()));
+        int size = block.readableBytes();
+        entries.add(new IndexEntry(blockStream, blockStart, blockEnd, (int) (blockEnd - blockStart), written, size));
+        written += size;
+        if (part == null) {
+            part = alloc.directBuffer(Math.min(partSizeBytes, 1 << 20));
+            gauge.add(partSizeBytes);
+        }
+        part.writeBytes(block);
+        gauge.remove(block.maxCapacity());
+        block.release();
+        block = null;
+        if (part.readableBytes() >= partSizeBytes) {
+            uploadPart();
+        }
+    }
+
+    private void uploadPart() {
+        ByteBuf data = part;
+        part = null;
+        if (upload == null) {
+            upload = store.startMultipart(key).join();
+        }
+        while (inflight.size() >= maxInflightParts) {
+            inflight.poll().join();
+        }
+        throttle.acquire(data.readableBytes());
+        inflight.add(store.uploadPart(upload, nextPart++, data).whenComplete((v, e) -> {
+            gauge.remove(partSizeBytes);
+            data.release();
+        }));
+    }
+
+    /**
+     * Closes the open block and, if the data written so far can end a part (nothing pending, or at least the minimum
+     * part size pending), uploads it so the next part can be a server-side copy. Returns whether at a part boundary.
+     */
+    boolean reachPartBoundary() {
+        closeBlock();
+        if (part == null || part.readableBytes() == 0) {
+            return true;
+        }
+        if (part.readableBytes() >= minPartSizeBytes) {
+            uploadPart();
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Copies whole adjacent blocks {@code blocks} of {@code sourceKey} server-side as one part (call only after
+     * {@link #reachPartBoundary()} returned true, with at least the minimum part size of blocks).
+     */
+    void copyBlocks(String sourceKey, List<IndexEntry> blocks) {
+        long from = blocks.getFirst().position();
+        long length = blocks.getLast().endPosition() - from;
+        if (upload == null) {
+            upload = store.startMultipart(key).join();
+        }
+        while (inflight.size() >= maxInflightParts) {
+            inflight.poll().join();
+        }
+        inflight.add(store.uploadPartCopy(upload, nextPart++, sourceKey, from, length));
+        for (IndexEntry e : blocks) {
+            entries.add(new IndexEntry(e.streamId(), e.startOffset(), e.endOffset(), e.recordCount(),
+                    written + (e.position() - from), e.sizeBytes()));
+        }
+        written += length;
+        copiedBytes += length;
+    }
+
+    /** Whether {@link #reachPartBoundary()} would succeed (nothing pending, or at least a minimum part). */
+    boolean canReachPartBoundary() {
+        long pending = (part == null ? 0 : part.readableBytes()) + (block == null ? 0 : block.readableBytes());
+        return pending == 0 || pending >= minPartSizeBytes;
+    }
+
+    boolean isEmpty() {
+        return entries.isEmpty() && block == null;
+    }
+
+    /** Writes index and footer and makes the object visible; returns its size. */
+    long finish() {
+        closeBlock();
+        ByteBuf tail = ObjectIndex.encodeTail(entries, written, alloc);
+        long size = written + tail.readableBytes();
+        try {
+            if (upload == null) {
+                ByteBuf whole = part == null ? tail.retain()
+                        : alloc.compositeBuffer(2).addComponents(true, part.retain(), tail.retain());
+                try {
+                    throttle.acquire(whole.readableBytes());
+                    store.put(key, whole).join();
+                } finally {
+                    whole.release();
+                }
+            } else {
+                if (part != null) {
+                    part.writeBytes(tail);
+                    ByteBuf last = part;
+                    part = null;
+                    gauge.remove(partSizeBytes);
+                    throttle.acquire(last.readableBytes());
+                    try {
+                        store.uploadPart(upload, nextPart++, last).join();
+                    } finally {
+                        last.release();
+                    }
+                } else {
+                    store.uploadPart(upload, nextPart++, tail).join();
+                }
+                while (!inflight.isEmpty()) {
+                    inflight.poll().join();
+                }
+                store.completeMultipart(upload).join();
+            }
+            done = true;
+            return size;
+        } finally {
+            tail.release();
+        }
+    }
+
+    /** The stream ranges the finished object holds, one per stream, sorted by stream id. */
+    List<StreamRange> ranges(java.util.function.LongUnaryOperator epochOf) {
+        List<StreamRange> out = new ArrayList<>();
+        for (IndexEntry e : entries) {
+            if (!out.isEmpty() && out.getLast().streamId() == e.streamId()) {
+                StreamRange last = out.getLast();
+                out.set(out.size() - 1, new StreamRange(last.streamId(), last.epoch(), last.startOffset(), e.endOffset()));
+            } else {
+                out.add(new StreamRange(e.streamId(), epochOf.applyAsLong(e.streamId()), e.startOffset(), e.endOffset()));
+            }
+        }
+        return out;
+    }
+
+    /** Releases buffers; an unfinished multipart upload is aborted. Idempotent. */
+    @Override
+    public void close() {
+        if (block != null) {
+            gauge.remove(block.maxCapacity());
+            block.release();
+            block = null;
+        }
+        if (part != null) {
+            gauge.remove(partSizeBytes);
+            part.release();
+            part = null;
+        }
+        for (CompletableFuture<Void> f : inflight) {
+            try {
+                f.join();
+            } catch (RuntimeException ignored) {
+                // the upload is aborted below; its parts are garbage either way
+            }
+        }
+        inflight.clear();
+        if (!done && upload != null) {
+            store.abortMultipart(upload).join();
+            upload = null;
+        }
+    }
+}
