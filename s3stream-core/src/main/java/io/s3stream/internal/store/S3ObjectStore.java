@@ -19,6 +19,7 @@ import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
+import software.amazon.awssdk.http.nio.netty.SdkEventLoopGroup;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
 import software.amazon.awssdk.services.s3.model.CompletedPart;
@@ -78,6 +79,17 @@ public final class S3ObjectStore implements ObjectStore {
     private static final int DELETE_BATCH = 1000;
     private static final Duration OPEN_CHECK_TIMEOUT = Duration.ofSeconds(10);
 
+    /**
+     * One Netty event loop for every S3 store of the process, created on first use, never shut down (daemon
+     * threads): a client that owns its group waits out a graceful shutdown of seconds on close.
+     */
+    private static final class SharedEventLoop {
+        static final SdkEventLoopGroup GROUP = SdkEventLoopGroup.builder()
+                .numberOfThreads(Math.max(2, Runtime.getRuntime().availableProcessors()))
+                .threadFactory(r -> Thread.ofPlatform().daemon().name("s3stream-s3-netty").unstarted(r))
+                .build();
+    }
+
     private final S3AsyncClient client;
     private final String bucket;
     private final String prefix;
@@ -127,6 +139,7 @@ public final class S3ObjectStore implements ObjectStore {
                 .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
                 .overrideConfiguration(o -> o.retryStrategy(AwsRetryStrategy.doNotRetry()))
                 .httpClientBuilder(NettyNioAsyncHttpClient.builder()
+                        .eventLoopGroup(SharedEventLoop.GROUP)
                         .connectionTimeout(Duration.ofMillis(connectTimeoutMs))
                         .connectionAcquisitionTimeout(Duration.ofSeconds(60))
                         .maxConcurrency(maxConnections));
