@@ -31,6 +31,9 @@ public final class StorageConfig {
     private final int objectBlockSizeBytes;
     private final int maxBatchBytes;
     private final Duration backpressureTimeout;
+    private final long multipartThresholdBytes;
+    private final int objectStoreMaxInFlight;
+    private final Duration costLogInterval;
 
     private StorageConfig(Builder b) {
         this.nodeId = b.nodeId;
@@ -46,6 +49,9 @@ public final class StorageConfig {
         this.objectBlockSizeBytes = b.objectBlockSizeBytes;
         this.maxBatchBytes = b.maxBatchBytes;
         this.backpressureTimeout = b.backpressureTimeout;
+        this.multipartThresholdBytes = b.multipartThresholdBytes;
+        this.objectStoreMaxInFlight = b.objectStoreMaxInFlight;
+        this.costLogInterval = b.costLogInterval;
     }
 
     public static Builder builder() {
@@ -117,6 +123,21 @@ public final class StorageConfig {
         return backpressureTimeout;
     }
 
+    /** Objects larger than this are uploaded as multipart uploads with parts sent concurrently. */
+    public long multipartThresholdBytes() {
+        return multipartThresholdBytes;
+    }
+
+    /** Object-store requests in flight at once (uploads, reads, compaction together; reads get a capped share). */
+    public int objectStoreMaxInFlight() {
+        return objectStoreMaxInFlight;
+    }
+
+    /** Period of the object-store cost report in the log; zero for none. */
+    public Duration costLogInterval() {
+        return costLogInterval;
+    }
+
     @Override
     public String toString() {
         return "StorageConfig{nodeId=" + nodeId + ", dataDir=" + dataDir + ", wal=" + wal
@@ -125,7 +146,9 @@ public final class StorageConfig {
                 + ", uploadThresholdBytes=" + uploadThresholdBytes + ", uploadInterval=" + uploadInterval
                 + ", streamObjectThresholdBytes=" + streamObjectThresholdBytes
                 + ", objectBlockSizeBytes=" + objectBlockSizeBytes + ", maxBatchBytes=" + maxBatchBytes
-                + ", backpressureTimeout=" + backpressureTimeout + '}';
+                + ", backpressureTimeout=" + backpressureTimeout
+                + ", multipartThresholdBytes=" + multipartThresholdBytes
+                + ", objectStoreMaxInFlight=" + objectStoreMaxInFlight + ", costLogInterval=" + costLogInterval + '}';
     }
 
     /** Collects settings; {@link #build()} validates them. Only {@code nodeId} and {@code dataDir} are required. */
@@ -143,6 +166,9 @@ public final class StorageConfig {
         private int objectBlockSizeBytes = (int) (512 * 1024L);
         private int maxBatchBytes = (int) (8 * MIB);
         private Duration backpressureTimeout = Duration.ofSeconds(5);
+        private long multipartThresholdBytes = 16 * MIB;
+        private int objectStoreMaxInFlight = 64;
+        private Duration costLogInterval = Duration.ofMinutes(1);
 
         private Builder() {
         }
@@ -212,6 +238,21 @@ public final class StorageConfig {
             return this;
         }
 
+        public Builder multipartThresholdBytes(long bytes) {
+            this.multipartThresholdBytes = bytes;
+            return this;
+        }
+
+        public Builder objectStoreMaxInFlight(int requests) {
+            this.objectStoreMaxInFlight = requests;
+            return this;
+        }
+
+        public Builder costLogInterval(Duration interval) {
+            this.costLogInterval = interval;
+            return this;
+        }
+
         /** Validates every setting and returns the immutable config. */
         public StorageConfig build() {
             require(nodeId >= 0, "nodeId", "must be set to a value >= 0", nodeId);
@@ -244,6 +285,11 @@ public final class StorageConfig {
             Objects.requireNonNull(backpressureTimeout, "backpressureTimeout");
             require(!backpressureTimeout.isNegative(), "backpressureTimeout", "must not be negative",
                     backpressureTimeout);
+            require(multipartThresholdBytes >= 5 * MIB, "multipartThresholdBytes",
+                    "must be >= 5 MiB (S3's smallest part)", multipartThresholdBytes);
+            require(objectStoreMaxInFlight >= 1, "objectStoreMaxInFlight", "must be >= 1", objectStoreMaxInFlight);
+            Objects.requireNonNull(costLogInterval, "costLogInterval");
+            require(!costLogInterval.isNegative(), "costLogInterval", "must not be negative", costLogInterval);
             return new StorageConfig(this);
         }
 

@@ -37,6 +37,8 @@ import java.util.concurrent.locks.ReentrantLock;
 final class LogCache {
     private final long capacityBytes;
     private final Runnable pressureListener;
+    /** The uploader's last failure while uploads fail, for the back-pressure message; null when uploads succeed. */
+    private volatile String uploadProblem;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition spaceFreed = lock.newCondition();
     private final ArrayDeque<Block> blocks = new ArrayDeque<>();
@@ -50,6 +52,11 @@ final class LogCache {
      * @param pressureListener called (outside the lock) when an append had to wait for space: the uploader should seal
      *                         and upload the active block now
      */
+    /** Records why uploads fail (null once one succeeds), so that refused appends say it. */
+    void noteUploadProblem(String problem) {
+        uploadProblem = problem;
+    }
+
     LogCache(long capacityBytes, Runnable pressureListener) {
         this.capacityBytes = capacityBytes;
         this.pressureListener = pressureListener;
@@ -82,7 +89,8 @@ final class LogCache {
                     throw new OverCapacityException("log cache full: " + usedBytes + " of " + capacityBytes
                             + " bytes (StorageConfig.logCacheBytes) are held by " + pendingBlocks()
                             + " block(s) waiting for upload, and none was uploaded within "
-                            + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms; the object store is not keeping up");
+                            + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms; the object store is not keeping up"
+                            + (uploadProblem == null ? "" : "; uploads are failing: " + uploadProblem));
                 }
                 try {
                     spaceFreed.awaitNanos(wait);
