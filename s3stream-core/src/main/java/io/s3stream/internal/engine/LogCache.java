@@ -47,16 +47,16 @@ final class LogCache {
     private long nextBlockId;
     private Block active;
 
-    /**
-     * @param capacityBytes    the budget
-     * @param pressureListener called (outside the lock) when an append had to wait for space: the uploader should seal
-     *                         and upload the active block now
-     */
     /** Records why uploads fail (null once one succeeds), so that refused appends say it. */
     void noteUploadProblem(String problem) {
         uploadProblem = problem;
     }
 
+    /**
+     * @param capacityBytes    the budget
+     * @param pressureListener called (outside the lock) when an append had to wait for space: the uploader should seal
+     *                         and upload the active block now
+     */
     LogCache(long capacityBytes, Runnable pressureListener) {
         this.capacityBytes = capacityBytes;
         this.pressureListener = pressureListener;

@@ -101,7 +101,6 @@ class ObjectStoreFaultsEngineTest {
         }
         assertThat(refused).isNotNull();
         assertThat(refused).hasMessageContaining("uploads are failing")
-                .hasMessageContaining("faulty")
                 .hasMessageContaining(storeName)
                 .hasMessageContaining("403 AccessDenied");
         readAllAndCheck(s); // everything acknowledged is still readable

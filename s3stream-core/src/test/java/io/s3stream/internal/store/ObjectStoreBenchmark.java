@@ -96,7 +96,8 @@ public final class ObjectStoreBenchmark {
             long start = System.nanoTime();
             for (int i = 0; i < PUT_OBJECTS; i++) {
                 slots.acquire();
-                all.add(client.putObject(r -> r.bucket(server.bucket()).key(prefix + i),
+                String key = prefix + i;
+                all.add(client.putObject(r -> r.bucket(server.bucket()).key(key),
                         AsyncRequestBody.fromByteBufferUnsafe(ByteBuffer.wrap(object)))
                         .whenComplete((r, e) -> slots.release()));
             }
