@@ -6,6 +6,19 @@ module io.s3stream.core {
     requires transitive io.netty.buffer;
     requires io.netty.common;
     requires io.s3stream.cache;
+    requires software.amazon.awssdk.services.s3;
+    requires software.amazon.awssdk.core;
+    requires software.amazon.awssdk.awscore;
+    requires software.amazon.awssdk.auth;
+    requires software.amazon.awssdk.regions;
+    requires software.amazon.awssdk.http.nio.netty;
+    requires software.amazon.awssdk.http;
+    requires software.amazon.awssdk.utils;
+    requires software.amazon.awssdk.identity.spi;
+    // Optional: azblob:// works when the application adds com.azure:azure-storage-blob.
+    requires static com.azure.storage.blob;
+    requires static com.azure.storage.common;
+    requires static com.azure.core;
 
     exports io.s3stream;
     exports io.s3stream.spi;
@@ -20,5 +33,7 @@ module io.s3stream.core {
             io.s3stream.internal.manifest.ManifestMetadataStoreProvider;
     provides io.s3stream.spi.ObjectStoreProvider with
             io.s3stream.internal.store.FileObjectStoreProvider,
-            io.s3stream.internal.store.MemObjectStoreProvider;
+            io.s3stream.internal.store.MemObjectStoreProvider,
+            io.s3stream.internal.store.S3ObjectStoreProvider,
+            io.s3stream.internal.store.AzureBlobObjectStoreProvider;
 }

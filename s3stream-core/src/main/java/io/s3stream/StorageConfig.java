@@ -41,6 +41,9 @@ public final class StorageConfig {
     private final int compactionConcurrency;
     private final long compactionMemoryBytes;
     private final Duration compactionRunTimeout;
+    private final long multipartThresholdBytes;
+    private final int objectStoreMaxInFlight;
+    private final Duration costLogInterval;
 
     private StorageConfig(Builder b) {
         this.nodeId = b.nodeId;
@@ -66,6 +69,9 @@ public final class StorageConfig {
         this.compactionConcurrency = b.compactionConcurrency;
         this.compactionMemoryBytes = b.compactionMemoryBytes;
         this.compactionRunTimeout = b.compactionRunTimeout;
+        this.multipartThresholdBytes = b.multipartThresholdBytes;
+        this.objectStoreMaxInFlight = b.objectStoreMaxInFlight;
+        this.costLogInterval = b.costLogInterval;
     }
 
     public static Builder builder() {
@@ -187,6 +193,21 @@ public final class StorageConfig {
         return compactionRunTimeout;
     }
 
+    /** Objects larger than this are uploaded as multipart uploads with parts sent concurrently. */
+    public long multipartThresholdBytes() {
+        return multipartThresholdBytes;
+    }
+
+    /** Object-store requests in flight at once (uploads, reads, compaction together; reads get a capped share). */
+    public int objectStoreMaxInFlight() {
+        return objectStoreMaxInFlight;
+    }
+
+    /** Period of the object-store cost report in the log; zero for none. */
+    public Duration costLogInterval() {
+        return costLogInterval;
+    }
+
     @Override
     public String toString() {
         return "StorageConfig{nodeId=" + nodeId + ", dataDir=" + dataDir + ", wal=" + wal
@@ -205,7 +226,9 @@ public final class StorageConfig {
                 + ", compactionBytesPerSecond=" + compactionBytesPerSecond
                 + ", compactionConcurrency=" + compactionConcurrency
                 + ", compactionMemoryBytes=" + compactionMemoryBytes
-                + ", compactionRunTimeout=" + compactionRunTimeout + '}';
+                + ", compactionRunTimeout=" + compactionRunTimeout
+                + ", multipartThresholdBytes=" + multipartThresholdBytes
+                + ", objectStoreMaxInFlight=" + objectStoreMaxInFlight + ", costLogInterval=" + costLogInterval + '}';
     }
 
     /** Collects settings; {@link #build()} validates them. Only {@code nodeId} and {@code dataDir} are required. */
@@ -233,6 +256,9 @@ public final class StorageConfig {
         private int compactionConcurrency = 4;
         private long compactionMemoryBytes = 64 * MIB;
         private Duration compactionRunTimeout = Duration.ofMinutes(30);
+        private long multipartThresholdBytes = 16 * MIB;
+        private int objectStoreMaxInFlight = 64;
+        private Duration costLogInterval = Duration.ofMinutes(1);
 
         private Builder() {
         }
@@ -362,6 +388,21 @@ public final class StorageConfig {
             return this;
         }
 
+        public Builder multipartThresholdBytes(long bytes) {
+            this.multipartThresholdBytes = bytes;
+            return this;
+        }
+
+        public Builder objectStoreMaxInFlight(int requests) {
+            this.objectStoreMaxInFlight = requests;
+            return this;
+        }
+
+        public Builder costLogInterval(Duration interval) {
+            this.costLogInterval = interval;
+            return this;
+        }
+
         /** Validates every setting and returns the immutable config. */
         public StorageConfig build() {
             require(nodeId >= 0, "nodeId", "must be set to a value >= 0", nodeId);
@@ -410,6 +451,11 @@ public final class StorageConfig {
             require(compactionMemoryBytes >= 4L * objectBlockSizeBytes, "compactionMemoryBytes",
                     "must be >= 4 x objectBlockSizeBytes (" + 4L * objectBlockSizeBytes + ")", compactionMemoryBytes);
             requirePositive("compactionRunTimeout", compactionRunTimeout);
+            require(multipartThresholdBytes >= 5 * MIB, "multipartThresholdBytes",
+                    "must be >= 5 MiB (S3's smallest part)", multipartThresholdBytes);
+            require(objectStoreMaxInFlight >= 1, "objectStoreMaxInFlight", "must be >= 1", objectStoreMaxInFlight);
+            Objects.requireNonNull(costLogInterval, "costLogInterval");
+            require(!costLogInterval.isNegative(), "costLogInterval", "must not be negative", costLogInterval);
             return new StorageConfig(this);
         }
 

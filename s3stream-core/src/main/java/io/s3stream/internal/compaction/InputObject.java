@@ -24,7 +24,7 @@ record InputObject(ObjectMetadata metadata, ObjectIndex index) {
         long size = object.sizeBytes();
         int tailLength = (int) Math.min(size, TAIL_READ_BYTES);
         long tailStart = size - tailLength;
-        ByteBuf tail = store.get(object.key(), tailStart, tailLength).join();
+        ByteBuf tail = store.get(object.key(), tailStart, tailLength, ObjectStorage.Priority.COMPACTION).join();
         try {
             ObjectFooter footer = ObjectFooter.decode(
                     tail.slice(tail.readerIndex() + tailLength - ObjectFormat.FOOTER_SIZE, ObjectFormat.FOOTER_SIZE),
@@ -34,7 +34,8 @@ record InputObject(ObjectMetadata metadata, ObjectIndex index) {
                 return new InputObject(object, ObjectIndex.decode(
                         tail.slice(tail.readerIndex() + from, footer.indexLength()), footer, object.key()));
             }
-            ByteBuf indexBytes = store.get(object.key(), footer.indexPosition(), footer.indexLength()).join();
+            ByteBuf indexBytes = store.get(object.key(), footer.indexPosition(), footer.indexLength(),
+                    ObjectStorage.Priority.COMPACTION).join();
             try {
                 return new InputObject(object, ObjectIndex.decode(indexBytes, footer, object.key()));
             } finally {

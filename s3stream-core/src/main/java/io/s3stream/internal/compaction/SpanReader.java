@@ -88,7 +88,7 @@ final class SpanReader implements AutoCloseable {
             long bytes = span.getLast().endPosition() - start;
             throttle.acquire(bytes);
             gauge.add(bytes);
-            inflight.add(new Pending(span, bytes, store.get(key, start, (int) bytes)));
+            inflight.add(new Pending(span, bytes, store.get(key, start, (int) bytes, ObjectStorage.Priority.COMPACTION)));
         }
     }
 

@@ -37,6 +37,8 @@ import java.util.concurrent.locks.ReentrantLock;
 final class LogCache {
     private final long capacityBytes;
     private final Runnable pressureListener;
+    /** The uploader's last failure while uploads fail, for the back-pressure message; null when uploads succeed. */
+    private volatile String uploadProblem;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition spaceFreed = lock.newCondition();
     private final ArrayDeque<Block> blocks = new ArrayDeque<>();
@@ -44,6 +46,11 @@ final class LogCache {
     private long usedBytes;
     private long nextBlockId;
     private Block active;
+
+    /** Records why uploads fail (null once one succeeds), so that refused appends say it. */
+    void noteUploadProblem(String problem) {
+        uploadProblem = problem;
+    }
 
     /**
      * @param capacityBytes    the budget
@@ -82,7 +89,8 @@ final class LogCache {
                     throw new OverCapacityException("log cache full: " + usedBytes + " of " + capacityBytes
                             + " bytes (StorageConfig.logCacheBytes) are held by " + pendingBlocks()
                             + " block(s) waiting for upload, and none was uploaded within "
-                            + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms; the object store is not keeping up");
+                            + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms; the object store is not keeping up"
+                            + (uploadProblem == null ? "" : "; uploads are failing: " + uploadProblem));
                 }
                 try {
                     spaceFreed.awaitNanos(wait);

@@ -24,9 +24,14 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Design note: the first read of an object fetches its tail in one GET sized to hold the footer and, usually, the
  * whole index, so a cold object costs two requests (tail, block) rather than three.
+ *
+ * <p>Priority: reads of objects committed within the last {@link #TAIL_WINDOW_MS} are tail reads (a consumer slightly
+ * behind); older objects are catch-up reads, which the object-store scheduler caps at half its slots so that a replay
+ * never delays uploads.
  */
 final class ObjectFetcher {
     private static final int TAIL_READ_BYTES = 64 * 1024;
+    static final long TAIL_WINDOW_MS = 60_000;
 
     private final ObjectStorage store;
     private final BlockCache blockCache;
@@ -49,12 +54,13 @@ final class ObjectFetcher {
      */
     CompletableFuture<List<LogCache.CachedRead>> read(ObjectMetadata object, long streamId, long startOffset,
                                                       long endOffset, long maxBytes) {
-        return index(object).thenCompose(index -> {
+        ObjectStorage.Priority priority = priorityOf(object);
+        return index(object, priority).thenCompose(index -> {
             List<IndexEntry> entries = index.find(streamId, startOffset, endOffset, maxBytes);
             List<CompletableFuture<ByteBuf>> blocks = new ArrayList<>(entries.size());
             for (IndexEntry entry : entries) {
                 BlockKey key = new BlockKey(object.objectId(), entry.position());
-                blocks.add(blockCache.get(key, k -> store.get(object.key(), entry.position(), entry.sizeBytes())));
+                blocks.add(blockCache.get(key, k -> store.get(object.key(), entry.position(), entry.sizeBytes(), priority)));
             }
             return CompletableFuture.allOf(blocks.toArray(CompletableFuture[]::new)).handle((ignored, error) -> {
                 List<LogCache.CachedRead> out = new ArrayList<>();
@@ -92,23 +98,28 @@ final class ObjectFetcher {
         });
     }
 
-    private CompletableFuture<ObjectIndex> index(ObjectMetadata object) {
+    static ObjectStorage.Priority priorityOf(ObjectMetadata object) {
+        return System.currentTimeMillis() - object.committedAtMs() < TAIL_WINDOW_MS
+                ? ObjectStorage.Priority.TAIL_READ : ObjectStorage.Priority.CATCH_UP_READ;
+    }
+
+    private CompletableFuture<ObjectIndex> index(ObjectMetadata object, ObjectStorage.Priority priority) {
         CompletableFuture<ObjectIndex> cached;
         synchronized (indexes) {
             cached = indexes.get(object.objectId());
             if (cached == null || cached.isCompletedExceptionally()) {
-                cached = loadIndex(object);
+                cached = loadIndex(object, priority);
                 indexes.put(object.objectId(), cached);
             }
         }
         return cached;
     }
 
-    private CompletableFuture<ObjectIndex> loadIndex(ObjectMetadata object) {
+    private CompletableFuture<ObjectIndex> loadIndex(ObjectMetadata object, ObjectStorage.Priority priority) {
         long size = object.sizeBytes();
         int tailLength = (int) Math.min(size, TAIL_READ_BYTES);
         long tailStart = size - tailLength;
-        return store.get(object.key(), tailStart, tailLength).thenCompose(tail -> {
+        return store.get(object.key(), tailStart, tailLength, priority).thenCompose(tail -> {
             try {
                 ObjectFooter footer = ObjectFooter.decode(
                         tail.slice(tail.readerIndex() + tailLength - ObjectFormat.FOOTER_SIZE, ObjectFormat.FOOTER_SIZE),
@@ -118,7 +129,7 @@ final class ObjectFetcher {
                     return CompletableFuture.completedFuture(ObjectIndex.decode(
                             tail.slice(tail.readerIndex() + from, footer.indexLength()), footer, object.key()));
                 }
-                return store.get(object.key(), footer.indexPosition(), footer.indexLength()).thenApply(indexBytes -> {
+                return store.get(object.key(), footer.indexPosition(), footer.indexLength(), priority).thenApply(indexBytes -> {
                     try {
                         return ObjectIndex.decode(indexBytes, footer, object.key());
                     } finally {

@@ -134,7 +134,8 @@ public final class StorageEngine implements StreamStorage {
         this.blockCache = BlockCache.create(config.blockCacheBytes());
         this.fetcher = new ObjectFetcher(objects, blockCache, 10_000);
         this.uploader = new Uploader(this, logCache, objects, metadata, wal, alloc, config.uploadThresholdBytes(),
-                config.uploadInterval(), config.streamObjectThresholdBytes(), config.objectBlockSizeBytes());
+                config.uploadInterval(), config.streamObjectThresholdBytes(), config.objectBlockSizeBytes(),
+                config.multipartThresholdBytes());
         this.compactor = new Compactor(Compactor.Settings.of(config), objects, metadata, alloc, config.nodeId(),
                 nodeEpoch, fetcher::forget);
     }
@@ -142,7 +143,9 @@ public final class StorageEngine implements StreamStorage {
     /** Opens the backends, registers the node, recovers the WAL, and returns a running engine. */
     public static StorageEngine start(StorageConfig config) {
         ObjectStorage objects = new ObjectStorage(ObjectStores.open(config.objectStore()),
-                ObjectStorage.RetryPolicy.defaults());
+                ObjectStorage.RetryPolicy.defaults(), ObjectStorage.Settings.defaults()
+                .withMaxInFlight(config.objectStoreMaxInFlight())
+                .withCostLogInterval(config.costLogInterval()));
         MetadataStore metadata = null;
         WriteAheadLog wal = null;
         try {
@@ -516,7 +519,7 @@ public final class StorageEngine implements StreamStorage {
         BlockCache.Stats cache = blockCache.stats();
         return new StorageMetrics(appendedBatches.sum(), appendedBytes.sum(), uploader.uploadedObjects.sum(),
                 uploader.uploadedBytes.sum(), logCache.usedBytes(), cache.bytesHeld(), cache.hits(), cache.misses(),
-                objects.requestCounts(), objects.bytesOut(), objects.bytesIn());
+                objects.requestCounts(), objects.bytesOut(), objects.bytesIn(), objects.retries());
     }
 
     // ---------------------------------------------------------------- shutdown

@@ -53,6 +53,8 @@ final class Uploader implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Uploader.class.getName());
     private static final Duration PREPARED_TTL = Duration.ofHours(1);
     private static final long RETRY_PAUSE_MS = 200;
+    /** Part size of multipart uploads: large enough for throughput, small enough to send several at once. */
+    static final int PART_SIZE_BYTES = 8 * 1024 * 1024;
 
     private final StorageEngine engine;
     private final LogCache logCache;
@@ -64,6 +66,7 @@ final class Uploader implements AutoCloseable {
     private final long uploadIntervalNanos;
     private final long streamObjectThresholdBytes;
     private final int blockSizeBytes;
+    private final long multipartThresholdBytes;
     private final ExecutorService thread;
     private final ScheduledExecutorService ticker;
     private final AtomicBoolean triggered = new AtomicBoolean();
@@ -73,7 +76,7 @@ final class Uploader implements AutoCloseable {
 
     Uploader(StorageEngine engine, LogCache logCache, ObjectStorage objects, MetadataStore metadata, WriteAheadLog wal,
              ByteBufAllocator alloc, long uploadThresholdBytes, Duration uploadInterval,
-             long streamObjectThresholdBytes, int blockSizeBytes) {
+             long streamObjectThresholdBytes, int blockSizeBytes, long multipartThresholdBytes) {
         this.engine = engine;
         this.logCache = logCache;
         this.objects = objects;
@@ -84,6 +87,7 @@ final class Uploader implements AutoCloseable {
         this.uploadIntervalNanos = uploadInterval.toNanos();
         this.streamObjectThresholdBytes = streamObjectThresholdBytes;
         this.blockSizeBytes = blockSizeBytes;
+        this.multipartThresholdBytes = multipartThresholdBytes;
         this.thread = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name("s3stream-uploader").unstarted(r));
         this.ticker = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("s3stream-upload-ticker").unstarted(r));
         long tick = Math.max(10, Math.min(1000, uploadInterval.toMillis() / 4));
@@ -156,12 +160,15 @@ final class Uploader implements AutoCloseable {
         while (true) {
             try {
                 upload(block);
+                logCache.noteUploadProblem(null);
                 break;
             } catch (NodeFencedException e) {
                 engine.fail(e);
                 throw e;
             } catch (RuntimeException e) {
                 attempt++;
+                Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                logCache.noteUploadProblem(cause.getMessage());
                 if (closing && attempt >= 3) {
                     throw new StorageIOException("upload of log cache block " + block.id + " failed " + attempt
                             + " times while closing; its data stays in the WAL and is recovered at the next start", e);
@@ -284,7 +291,13 @@ final class Uploader implements AutoCloseable {
         }
         long size = object.readableBytes();
         try {
-            objects.put(ObjectKeys.dataKey(objectId), object).join();
+            String key = ObjectKeys.dataKey(objectId);
+            if (size > multipartThresholdBytes) {
+                // Parts go out concurrently; a failed upload is aborted and the whole object retried by the caller.
+                objects.putMultipart(key, object, PART_SIZE_BYTES, ObjectStorage.Priority.UPLOAD).join();
+            } else {
+                objects.put(key, object, ObjectStorage.Priority.UPLOAD).join();
+            }
         } finally {
             object.release();
         }

@@ -8,8 +8,11 @@ import io.s3stream.spi.ObjectStore;
 import io.s3stream.spi.ObjectStoreException;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -20,6 +23,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
@@ -29,26 +33,57 @@ import java.util.function.Supplier;
  * <ul>
  *   <li><b>Retries.</b> A request failing with a retriable {@link ObjectStoreException} (throttling, 5xx, timeouts) is
  *       repeated with exponential backoff and full jitter, up to {@link RetryPolicy#maxAttempts()}; then the caller gets
- *       a {@link StorageIOException} naming the store, the key, the attempts and the last error. Final errors (missing
- *       key, bad credentials) are not retried.</li>
- *   <li><b>Timeouts.</b> Each attempt has a deadline; an attempt that does not answer in time counts as retriable.</li>
- *   <li><b>Cost model.</b> Requests by {@link RequestKind} and bytes in and out are counted; the counters are the
- *       input of the cost report (requests and bytes per GiB ingested).</li>
+ *       a {@link StorageIOException} naming the store (scheme, bucket, prefix), the key, the attempts and the last
+ *       error with its status. Final errors (missing key, bad credentials) are not retried.</li>
+ *   <li><b>Retry budget.</b> Retries draw on a {@link RetryBudget} refilled by successes: when the store fails nearly
+ *       everything, callers get the failure after one attempt and the engine's upload loop turns it into
+ *       back-pressure, instead of every request retrying {@code maxAttempts} times.</li>
+ *   <li><b>Timeouts.</b> Each attempt has a deadline, counted from when it gets a slot; an attempt that does not
+ *       answer in time counts as retriable.</li>
+ *   <li><b>Concurrency and priorities.</b> At most {@link Settings#maxInFlight()} requests are in flight; a
+ *       {@link RequestScheduler} gives free slots to the highest {@link Priority} first and caps the read classes, so
+ *       catch-up reads never delay uploads.</li>
+ *   <li><b>Range-read merging.</b> Ranged GETs of one object that wait for a slot at the same time, and lie within
+ *       {@link Settings#mergeGapBytes()} of each other, become one GET of at most {@link Settings#mergeMaxBytes()};
+ *       each caller gets its own slice. A merge never delays a read: only reads that are queued anyway are merged.</li>
+ *   <li><b>Hedged reads</b> (off unless {@link Settings#hedgeAfter()} is set): a GET attempt without an answer after
+ *       that delay is sent a second time; the first answer wins and the other's bytes are released.</li>
+ *   <li><b>Multipart.</b> {@link #putMultipart} uploads parts concurrently and aborts the upload when it fails.</li>
+ *   <li><b>Cost model.</b> Requests by {@link RequestKind} (every attempt is a request: that is what a bill counts)
+ *       and bytes in and out are counted, reported through {@code StorageMetrics} and logged every
+ *       {@link Settings#costLogInterval()} by {@link #costReport()}.</li>
  * </ul>
- * Concurrency limits, priority classes and range-read merging belong here too and arrive with the S3 and cache work.
  */
 public final class ObjectStorage implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(ObjectStorage.class.getName());
+    private static final double GIB = 1024.0 * 1024 * 1024;
+
     private final ObjectStore store;
     private final RetryPolicy retry;
+    private final Settings settings;
+    private final RequestScheduler scheduler;
+    private final RetryBudget budget;
     private final ScheduledExecutorService timer;
     private final Map<RequestKind, LongAdder> requests = new EnumMap<>(RequestKind.class);
     private final LongAdder bytesOut = new LongAdder();
     private final LongAdder bytesIn = new LongAdder();
     private final LongAdder retries = new LongAdder();
+    private final LongAdder budgetRefusals = new LongAdder();
+    private final LongAdder mergedReads = new LongAdder();
+    private final LongAdder hedgedReads = new LongAdder();
+    private final Map<String, List<ReadGroup>> openReadGroups = new HashMap<>(); // guarded by itself
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     public ObjectStorage(ObjectStore store, RetryPolicy retry) {
+        this(store, retry, Settings.defaults());
+    }
+
+    public ObjectStorage(ObjectStore store, RetryPolicy retry, Settings settings) {
         this.store = store;
         this.retry = retry;
+        this.settings = settings;
+        this.scheduler = new RequestScheduler(settings.maxInFlight());
+        this.budget = new RetryBudget(settings.retryBudgetTokens(), settings.retryRefundPerSuccess());
         for (RequestKind kind : RequestKind.values()) {
             requests.put(kind, new LongAdder());
         }
@@ -57,6 +92,11 @@ public final class ObjectStorage implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        if (settings.costLogInterval() != null && !settings.costLogInterval().isZero()) {
+            long ms = settings.costLogInterval().toMillis();
+            timer.scheduleAtFixedRate(() -> LOG.log(System.Logger.Level.INFO, costReport()), ms, ms,
+                    TimeUnit.MILLISECONDS);
+        }
     }
 
     /** The backend, unwrapped (for metadata stores that keep their own retry policy). */
@@ -68,22 +108,107 @@ public final class ObjectStorage implements AutoCloseable {
         return store.description();
     }
 
+    // -------------------------------------------------------------------------------------------------------- writes
+
     public CompletableFuture<Void> put(String key, ByteBuf data) {
+        return put(key, data, Priority.UPLOAD);
+    }
+
+    public CompletableFuture<Void> put(String key, ByteBuf data, Priority priority) {
         int size = data.readableBytes();
-        return withRetry(RequestKind.PUT, key, () -> store.put(key, data.duplicate())).thenRun(() -> bytesOut.add(size));
+        return withRetry(RequestKind.PUT, key, priority, () -> store.put(key, data.duplicate()))
+                .thenRun(() -> bytesOut.add(size));
     }
 
     public CompletableFuture<Boolean> putIfAbsent(String key, ByteBuf data) {
         int size = data.readableBytes();
-        return withRetry(RequestKind.CREATE_IF_ABSENT, key, () -> store.putIfAbsent(key, data.duplicate())).thenApply(created -> {
-            bytesOut.add(size);
-            return created;
-        });
+        return withRetry(RequestKind.CREATE_IF_ABSENT, key, Priority.UPLOAD, () -> store.putIfAbsent(key, data.duplicate()))
+                .thenApply(created -> {
+                    bytesOut.add(size);
+                    return created;
+                });
     }
 
-    /** Ranged read; the result is checked to have exactly {@code length} bytes (a short read is retried). */
+    /**
+     * Writes {@code data} as a multipart upload of parts of {@code partSizeBytes} (raised to the store's minimum),
+     * uploaded concurrently under the scheduler's limits. On failure the upload is aborted (best effort) and the
+     * future fails with the first error; the object never appears half-written.
+     */
+    public CompletableFuture<Void> putMultipart(String key, ByteBuf data, int partSizeBytes, Priority priority) {
+        int partSize = Math.max(partSizeBytes, store.minPartSizeBytes());
+        int size = data.readableBytes();
+        return withRetry(RequestKind.CREATE_MULTIPART, key, priority, () -> store.startMultipart(key))
+                .thenCompose(upload -> {
+                    List<CompletableFuture<Void>> parts = new ArrayList<>();
+                    int partNumber = 1;
+                    for (int offset = 0; offset < size || partNumber == 1; offset += partSize, partNumber++) {
+                        int length = Math.min(partSize, size - offset);
+                        ByteBuf part = data.slice(data.readerIndex() + offset, length);
+                        int n = partNumber;
+                        parts.add(withRetry(RequestKind.PART, key + " part " + n, priority,
+                                () -> upload.uploadPart(n, part.duplicate())).thenRun(() -> bytesOut.add(length)));
+                        if (length == 0) {
+                            break;
+                        }
+                    }
+                    return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+                            .thenCompose(ignored -> withRetry(RequestKind.COMPLETE, key, priority, upload::complete))
+                            .exceptionallyCompose(error -> {
+                                Throwable cause = unwrap(error);
+                                requests.get(RequestKind.ABORT_MULTIPART).increment();
+                                return upload.abort().handle((ignored, abortError) -> {
+                                    if (abortError != null) {
+                                        LOG.log(System.Logger.Level.WARNING, "abort of multipart upload of " + key
+                                                + " failed (the store expires the parts): " + abortError);
+                                    }
+                                    throw cause instanceof RuntimeException re ? re : new CompletionException(cause);
+                                });
+                            });
+                });
+    }
+
+    // --------------------------------------------------------------------------------------------------------- reads
+
+    /** Ranged read as a tail read; the result is checked to have exactly {@code length} bytes (a short read is retried). */
     public CompletableFuture<ByteBuf> get(String key, long position, int length) {
-        return withRetry(RequestKind.GET, key, () -> store.get(key, position, length).thenApply(buf -> {
+        return get(key, position, length, Priority.TAIL_READ);
+    }
+
+    /**
+     * Ranged read of exactly {@code length} bytes (a shorter or longer answer is retried, never returned), possibly
+     * merged with neighbouring reads of the same object; the caller owns the returned buffer.
+     */
+    public CompletableFuture<ByteBuf> get(String key, long position, int length, Priority priority) {
+        if (settings.mergeGapBytes() < 0 || length <= 0) {
+            return rangedGet(key, position, length, priority);
+        }
+        Waiter waiter = new Waiter(position, length, new CompletableFuture<>());
+        ReadGroup group;
+        synchronized (openReadGroups) {
+            List<ReadGroup> groups = openReadGroups.computeIfAbsent(key, k -> new ArrayList<>());
+            for (ReadGroup g : groups) {
+                if (g.absorb(waiter, settings.mergeGapBytes(), settings.mergeMaxBytes())) {
+                    mergedReads.increment();
+                    return waiter.result;
+                }
+            }
+            group = new ReadGroup(key, waiter);
+            groups.add(group);
+        }
+        ReadGroup g = group;
+        withRetry(RequestKind.GET, key, priority, () -> {
+            g.close(this);
+            return hedged(() -> checkedGet(key, g.start, (int) (g.end - g.start)));
+        }).whenComplete((buf, error) -> g.distribute(buf, error));
+        return waiter.result;
+    }
+
+    private CompletableFuture<ByteBuf> rangedGet(String key, long position, int length, Priority priority) {
+        return withRetry(RequestKind.GET, key, priority, () -> hedged(() -> checkedGet(key, position, length)));
+    }
+
+    private CompletableFuture<ByteBuf> checkedGet(String key, long position, int length) {
+        return store.get(key, position, length).thenApply(buf -> {
             if (buf.readableBytes() != length) {
                 int got = buf.readableBytes();
                 buf.release();
@@ -92,40 +217,76 @@ public final class ObjectStorage implements AutoCloseable {
             }
             bytesIn.add(length);
             return buf;
-        }));
+        });
+    }
+
+    /** Sends a second copy of a read that has not answered after {@code hedgeAfter}; the first answer wins. */
+    private CompletableFuture<ByteBuf> hedged(Supplier<CompletableFuture<ByteBuf>> read) {
+        Duration after = settings.hedgeAfter();
+        CompletableFuture<ByteBuf> first = read.get();
+        if (after == null || first.isDone()) {
+            return first;
+        }
+        CompletableFuture<ByteBuf> winner = new CompletableFuture<>();
+        AtomicBoolean hedgeSent = new AtomicBoolean();
+        Runnable hedge = () -> {
+            if (winner.isDone() || !hedgeSent.compareAndSet(false, true)) {
+                return;
+            }
+            hedgedReads.increment();
+            requests.get(RequestKind.GET).increment();
+            read.get().whenComplete((buf, error) -> settle(winner, buf, error, true));
+        };
+        var scheduled = timer.schedule(hedge, after.toMillis(), TimeUnit.MILLISECONDS);
+        first.whenComplete((buf, error) -> {
+            scheduled.cancel(false);
+            settle(winner, buf, error, hedgeSent.get());
+        });
+        return winner;
+    }
+
+    /** First success wins; a late success is released; a failure counts only when no other attempt is left. */
+    private static void settle(CompletableFuture<ByteBuf> winner, ByteBuf buf, Throwable error, boolean otherPending) {
+        if (error == null) {
+            if (!winner.complete(buf)) {
+                buf.release();
+            }
+        } else if (!otherPending) {
+            winner.completeExceptionally(error);
+        }
     }
 
     public CompletableFuture<ByteBuf> get(String key) {
-        return withRetry(RequestKind.GET, key, () -> store.get(key).thenApply(buf -> {
+        return withRetry(RequestKind.GET, key, Priority.TAIL_READ, () -> store.get(key).thenApply(buf -> {
             bytesIn.add(buf.readableBytes());
             return buf;
         }));
     }
 
     public CompletableFuture<Optional<ObjectInfo>> head(String key) {
-        return withRetry(RequestKind.HEAD, key, () -> store.head(key));
+        return withRetry(RequestKind.HEAD, key, Priority.TAIL_READ, () -> store.head(key));
     }
 
     public CompletableFuture<List<ObjectInfo>> list(String prefix) {
-        return withRetry(RequestKind.LIST, prefix, () -> store.list(prefix));
+        return withRetry(RequestKind.LIST, prefix, Priority.COMPACTION, () -> store.list(prefix));
     }
 
     public CompletableFuture<Void> delete(Collection<String> keys) {
         if (keys.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
-        return withRetry(RequestKind.DELETE, keys.size() + " keys", () -> store.delete(keys));
+        return withRetry(RequestKind.DELETE, keys.size() + " keys", Priority.COMPACTION, () -> store.delete(keys));
     }
 
     /** Starts a multipart upload (retried); parts and completion go through {@link #uploadPart} and friends. */
     public CompletableFuture<ObjectStore.MultipartUpload> startMultipart(String key) {
-        return withRetry(RequestKind.PUT, key, () -> store.startMultipart(key));
+        return withRetry(RequestKind.CREATE_MULTIPART, key, Priority.COMPACTION, () -> store.startMultipart(key));
     }
 
     /** Uploads one part of {@code upload} (retried); does not take ownership of {@code data}. */
     public CompletableFuture<Void> uploadPart(ObjectStore.MultipartUpload upload, int partNumber, ByteBuf data) {
         int size = data.readableBytes();
-        return withRetry(RequestKind.PART, upload.key() + " part " + partNumber,
+        return withRetry(RequestKind.PART, upload.key() + " part " + partNumber, Priority.COMPACTION,
                 () -> upload.uploadPart(partNumber, data.duplicate())).thenRun(() -> bytesOut.add(size));
     }
 
@@ -133,12 +294,12 @@ public final class ObjectStorage implements AutoCloseable {
     public CompletableFuture<Void> uploadPartCopy(ObjectStore.MultipartUpload upload, int partNumber, String sourceKey,
                                                   long position, long length) {
         return withRetry(RequestKind.PART_COPY, upload.key() + " part " + partNumber + " from " + sourceKey,
-                () -> upload.uploadPartCopy(partNumber, sourceKey, position, length));
+                Priority.COMPACTION, () -> upload.uploadPartCopy(partNumber, sourceKey, position, length));
     }
 
     /** Completes a multipart upload (retried). */
     public CompletableFuture<Void> completeMultipart(ObjectStore.MultipartUpload upload) {
-        return withRetry(RequestKind.COMPLETE, upload.key(), upload::complete);
+        return withRetry(RequestKind.COMPLETE, upload.key(), Priority.COMPACTION, upload::complete);
     }
 
     /** Aborts a multipart upload, once, ignoring failures (the parts are garbage either way). */
@@ -150,9 +311,11 @@ public final class ObjectStorage implements AutoCloseable {
         }
     }
 
-    /** Requests by kind since start. */
+    // ---------------------------------------------------------------------------------------------------- cost model
+
+    /** Requests by kind since start (every attempt counts). */
     public Map<String, Long> requestCounts() {
-        Map<String, Long> out = new java.util.LinkedHashMap<>();
+        Map<String, Long> out = new LinkedHashMap<>();
         requests.forEach((k, v) -> out.put(k.name(), v.sum()));
         return out;
     }
@@ -169,23 +332,69 @@ public final class ObjectStorage implements AutoCloseable {
         return retries.sum();
     }
 
-    private <T> CompletableFuture<T> withRetry(RequestKind kind, String key, Supplier<CompletableFuture<T>> request) {
+    /** Retriable failures returned without retry because the budget was spent. */
+    public long budgetRefusals() {
+        return budgetRefusals.sum();
+    }
+
+    /** Ranged reads served by another read's GET. */
+    public long mergedReads() {
+        return mergedReads.sum();
+    }
+
+    public long hedgedReads() {
+        return hedgedReads.sum();
+    }
+
+    /**
+     * One line for the log: requests by kind, bytes, and write requests per GiB written. Example:
+     * <pre>
+     * object store s3://bucket/prefix/: requests PUT=96 PART=0 COMPLETE=0 CREATE_MULTIPART=0 ABORT_MULTIPART=0
+     * GET=212 HEAD=0 LIST=1 DELETE=0 CREATE_IF_ABSENT=0; out 1.00 GiB (96.0 write requests/GiB), in 0.21 GiB;
+     * retries 3 (budget refusals 0), merged reads 40, hedged reads 0, in flight 2, queued 0
+     * </pre>
+     */
+    public String costReport() {
+        StringBuilder sb = new StringBuilder("object store ").append(store.description()).append(": requests");
+        long writes = 0;
+        for (Map.Entry<RequestKind, LongAdder> e : requests.entrySet()) {
+            long n = e.getValue().sum();
+            sb.append(' ').append(e.getKey()).append('=').append(n);
+            if (e.getKey().isWrite()) {
+                writes += n;
+            }
+        }
+        double outGiB = bytesOut.sum() / GIB;
+        sb.append(String.format("; out %.2f GiB (%.1f write requests/GiB), in %.2f GiB; retries %d (budget refusals %d),"
+                        + " merged reads %d, hedged reads %d, in flight %d, queued %d",
+                outGiB, outGiB == 0 ? 0.0 : writes / outGiB, bytesIn.sum() / GIB, retries.sum(), budgetRefusals.sum(),
+                mergedReads.sum(), hedgedReads.sum(), scheduler.inFlight(), scheduler.queued()));
+        return sb.toString();
+    }
+
+    // ------------------------------------------------------------------------------------------------------- retries
+
+    private <T> CompletableFuture<T> withRetry(RequestKind kind, String key, Priority priority,
+                                               Supplier<CompletableFuture<T>> request) {
         CompletableFuture<T> result = new CompletableFuture<>();
-        attempt(kind, key, request, 1, result);
+        attempt(kind, key, priority, request, 1, result);
         return result;
     }
 
-    private <T> void attempt(RequestKind kind, String key, Supplier<CompletableFuture<T>> request, int attempt,
-                             CompletableFuture<T> result) {
-        requests.get(kind).increment();
-        CompletableFuture<T> f;
-        try {
-            f = request.get();
-        } catch (RuntimeException e) {
-            f = CompletableFuture.failedFuture(e);
-        }
-        f.orTimeout(retry.attemptTimeout().toMillis(), TimeUnit.MILLISECONDS).whenComplete((value, error) -> {
+    private <T> void attempt(RequestKind kind, String key, Priority priority, Supplier<CompletableFuture<T>> request,
+                             int attempt, CompletableFuture<T> result) {
+        scheduler.submit(priority, () -> {
+            requests.get(kind).increment();
+            CompletableFuture<T> f;
+            try {
+                f = request.get();
+            } catch (RuntimeException e) {
+                f = CompletableFuture.failedFuture(e);
+            }
+            return f.orTimeout(retry.attemptTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        }).whenComplete((value, error) -> {
             if (error == null) {
+                budget.onSuccess();
                 result.complete(value);
                 return;
             }
@@ -201,10 +410,27 @@ public final class ObjectStorage implements AutoCloseable {
                         + " failed after " + attempt + " attempts; last error: " + describe(cause), cause, true));
                 return;
             }
+            if (closed.get()) {
+                result.completeExceptionally(new StorageIOException(store.description() + ": " + kind + " " + key
+                        + " failed while the store is closing; last error: " + describe(cause), cause, true));
+                return;
+            }
+            if (!budget.tryAcquire()) {
+                budgetRefusals.increment();
+                result.completeExceptionally(new StorageIOException(store.description() + ": " + kind + " " + key
+                        + " failed and the retry budget is spent (the store is failing most requests; callers back "
+                        + "off); last error: " + describe(cause), cause, true));
+                return;
+            }
             retries.increment();
             long cap = Math.min(retry.maxBackoff().toMillis(), retry.baseBackoff().toMillis() << Math.min(20, attempt - 1));
             long delay = ThreadLocalRandom.current().nextLong(cap + 1); // full jitter
-            timer.schedule(() -> attempt(kind, key, request, attempt + 1, result), delay, TimeUnit.MILLISECONDS);
+            try {
+                timer.schedule(() -> attempt(kind, key, priority, request, attempt + 1, result), delay,
+                        TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                result.completeExceptionally(new StorageIOException(store.description() + ": closed", cause, true));
+            }
         });
     }
 
@@ -224,13 +450,119 @@ public final class ObjectStorage implements AutoCloseable {
 
     @Override
     public void close() {
-        timer.shutdownNow();
-        store.close();
+        if (closed.compareAndSet(false, true)) {
+            LOG.log(System.Logger.Level.INFO, costReport());
+            timer.shutdownNow();
+            store.close();
+        }
     }
+
+    // ----------------------------------------------------------------------------------------------------- read merge
+
+    private record Waiter(long position, int length, CompletableFuture<ByteBuf> result) {
+    }
+
+    /** Reads of one object gathered while the first of them waits for a slot; closed when it gets one. */
+    private static final class ReadGroup {
+        final String key;
+        final List<Waiter> waiters = new ArrayList<>();
+        long start;
+        long end;
+        boolean closed;
+
+        ReadGroup(String key, Waiter first) {
+            this.key = key;
+            waiters.add(first);
+            start = first.position;
+            end = first.position + first.length;
+        }
+
+        /** Called with the groups' lock held. */
+        boolean absorb(Waiter w, int maxGap, int maxBytes) {
+            if (closed) {
+                return false;
+            }
+            long newStart = Math.min(start, w.position);
+            long newEnd = Math.max(end, w.position + w.length);
+            boolean near = w.position <= end + maxGap && w.position + w.length >= start - maxGap;
+            if (!near || newEnd - newStart > maxBytes) {
+                return false;
+            }
+            start = newStart;
+            end = newEnd;
+            waiters.add(w);
+            return true;
+        }
+
+        void close(ObjectStorage owner) {
+            synchronized (owner.openReadGroups) {
+                if (!closed) {
+                    closed = true;
+                    List<ReadGroup> groups = owner.openReadGroups.get(key);
+                    if (groups != null) {
+                        groups.remove(this);
+                        if (groups.isEmpty()) {
+                            owner.openReadGroups.remove(key);
+                        }
+                    }
+                }
+            }
+        }
+
+        /** Hands each waiter its slice (a retained slice of the one buffer), then drops the group's reference. */
+        void distribute(ByteBuf buf, Throwable error) {
+            if (error != null) {
+                Throwable cause = unwrap(error);
+                for (Waiter w : waiters) {
+                    w.result.completeExceptionally(cause);
+                }
+                return;
+            }
+            try {
+                for (Waiter w : waiters) {
+                    w.result.complete(buf.retainedSlice(buf.readerIndex() + (int) (w.position - start), w.length));
+                }
+            } finally {
+                buf.release();
+            }
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------------- settings
 
     /** Kinds of request, for the cost model. */
     public enum RequestKind {
-        PUT, PART, PART_COPY, COMPLETE, GET, HEAD, LIST, DELETE, CREATE_IF_ABSENT
+        PUT, PART, PART_COPY, COMPLETE, CREATE_MULTIPART, ABORT_MULTIPART, GET, HEAD, LIST, DELETE, CREATE_IF_ABSENT;
+
+        boolean isWrite() {
+            return this == PUT || this == PART || this == PART_COPY || this == COMPLETE || this == CREATE_MULTIPART
+                    || this == CREATE_IF_ABSENT;
+        }
+    }
+
+    /**
+     * Priority classes, highest first. A free request slot goes to the highest class waiting; reads are capped to a
+     * share of the slots so that they never hold every slot an upload needs.
+     */
+    public enum Priority {
+        /** Uploads of the log cache: the WAL and appends wait on them. */
+        UPLOAD(1.0),
+        /** Compaction and deletion: background, but they bound the object count. */
+        COMPACTION(1.0),
+        /** Reads near the end of a stream (consumers that fell slightly behind). */
+        TAIL_READ(0.75),
+        /** Reads of old data (replays, new consumers from the start). */
+        CATCH_UP_READ(0.5);
+
+        private final double shareOfSlots;
+
+        Priority(double shareOfSlots) {
+            this.shareOfSlots = shareOfSlots;
+        }
+
+        double shareOfSlots() {
+            return shareOfSlots;
+        }
     }
 
     /**
@@ -244,6 +576,49 @@ public final class ObjectStorage implements AutoCloseable {
     public record RetryPolicy(int maxAttempts, Duration baseBackoff, Duration maxBackoff, Duration attemptTimeout) {
         public static RetryPolicy defaults() {
             return new RetryPolicy(8, Duration.ofMillis(50), Duration.ofSeconds(5), Duration.ofSeconds(30));
+        }
+    }
+
+    /**
+     * Limits and optional behaviours of the layer.
+     *
+     * @param maxInFlight           requests in flight at once, all classes together
+     * @param retryBudgetTokens     retries allowed in a burst
+     * @param retryRefundPerSuccess tokens a success earns back (0.1: one retry per ten successes, sustained)
+     * @param mergeGapBytes         largest gap between two ranged reads merged into one GET; negative: no merging
+     * @param mergeMaxBytes         largest merged GET
+     * @param hedgeAfter            delay after which a GET is hedged, or null for no hedging
+     * @param costLogInterval       period of the cost report in the log, or null / zero for none
+     */
+    public record Settings(int maxInFlight, int retryBudgetTokens, double retryRefundPerSuccess, int mergeGapBytes,
+                           int mergeMaxBytes, Duration hedgeAfter, Duration costLogInterval) {
+        public static Settings defaults() {
+            return new Settings(64, 100, 0.1, 256 * 1024, 8 * 1024 * 1024, null, Duration.ofMinutes(1));
+        }
+
+        public Settings withMaxInFlight(int n) {
+            return new Settings(n, retryBudgetTokens, retryRefundPerSuccess, mergeGapBytes, mergeMaxBytes, hedgeAfter,
+                    costLogInterval);
+        }
+
+        public Settings withMerging(int gapBytes, int maxBytes) {
+            return new Settings(maxInFlight, retryBudgetTokens, retryRefundPerSuccess, gapBytes, maxBytes, hedgeAfter,
+                    costLogInterval);
+        }
+
+        public Settings withRetryBudget(int tokens, double refundPerSuccess) {
+            return new Settings(maxInFlight, tokens, refundPerSuccess, mergeGapBytes, mergeMaxBytes, hedgeAfter,
+                    costLogInterval);
+        }
+
+        public Settings withHedgeAfter(Duration after) {
+            return new Settings(maxInFlight, retryBudgetTokens, retryRefundPerSuccess, mergeGapBytes, mergeMaxBytes,
+                    after, costLogInterval);
+        }
+
+        public Settings withCostLogInterval(Duration interval) {
+            return new Settings(maxInFlight, retryBudgetTokens, retryRefundPerSuccess, mergeGapBytes, mergeMaxBytes,
+                    hedgeAfter, interval);
         }
     }
 }

@@ -1,0 +1,100 @@
+package io.s3stream.internal.store;
+
+import io.s3stream.spi.ObjectStoreException;
+
+import java.net.URI;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The parts of a remote object store URI ({@code s3://bucket/prefix?…}, {@code azblob://account/container/prefix?…}):
+ * its authority, its path segments and its query settings, validated against the settings the backend knows so that a
+ * typo fails at open time instead of being ignored.
+ *
+ * @param uri      the URI as given, for messages (with secrets masked by {@link #redacted()})
+ * @param settings query settings, percent-decoded
+ */
+record StoreUri(URI uri, Map<String, String> settings) {
+
+    static StoreUri parse(URI uri, Set<String> known) {
+        Map<String, String> settings = new LinkedHashMap<>();
+        String query = uri.getRawQuery();
+        if (query != null && !query.isEmpty()) {
+            for (String pair : query.split("&")) {
+                if (pair.isEmpty()) {
+                    continue;
+                }
+                int eq = pair.indexOf('=');
+                String name = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
+                String value = URLDecoder.decode(eq < 0 ? "" : pair.substring(eq + 1), StandardCharsets.UTF_8);
+                if (!known.contains(name)) {
+                    throw new ObjectStoreException(redact(uri) + ": unknown setting '" + name + "' (known: "
+                            + String.join(", ", known.stream().sorted().toList()) + ")", false);
+                }
+                settings.put(name, value);
+            }
+        }
+        return new StoreUri(uri, Map.copyOf(settings));
+    }
+
+    String get(String name, String fallback) {
+        String v = settings.get(name);
+        return v == null || v.isEmpty() ? fallback : v;
+    }
+
+    int intSetting(String name, int fallback, int min) {
+        String v = settings.get(name);
+        if (v == null || v.isEmpty()) {
+            return fallback;
+        }
+        try {
+            int parsed = Integer.parseInt(v);
+            if (parsed >= min) {
+                return parsed;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new ObjectStoreException(redacted() + ": " + name + " must be an integer >= " + min + ", was '" + v + "'",
+                false);
+    }
+
+    boolean boolSetting(String name, boolean fallback) {
+        String v = settings.get(name);
+        if (v == null || v.isEmpty()) {
+            return fallback;
+        }
+        return switch (v) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new ObjectStoreException(redacted() + ": " + name + " must be true or false, was '" + v
+                    + "'", false);
+        };
+    }
+
+    /** The URI without its query (which may hold keys): safe for logs and error messages. */
+    String redacted() {
+        return redact(uri);
+    }
+
+    private static String redact(URI uri) {
+        String s = uri.toString();
+        int q = s.indexOf('?');
+        return q < 0 ? s : s.substring(0, q);
+    }
+
+    /** The key prefix from a path: no leading slash, a trailing slash unless empty. */
+    static String prefix(String path) {
+        String p = path == null ? "" : path;
+        while (p.startsWith("/")) {
+            p = p.substring(1);
+        }
+        if (!p.isEmpty() && !p.endsWith("/")) {
+            p = p + "/";
+        }
+        return p;
+    }
+}

@@ -1,0 +1,27 @@
+package io.s3stream.internal.store;
+
+import io.s3stream.spi.ObjectStore;
+import io.s3stream.testing.ObjectStoreContractTest;
+import io.s3stream.testing.S3Server;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The {@link ObjectStore} contract against {@link S3ObjectStore} on a Minio server started by {@link S3Server}. */
+class MinioObjectStoreIT extends ObjectStoreContractTest {
+    @RegisterExtension
+    static final S3Server S3 = S3Server.minio();
+
+    private String uri;
+
+    @Override
+    protected ObjectStore createStore() {
+        uri = S3.uri(S3ContractSupport.freshPrefix("contract"));
+        return ObjectStores.open(uri);
+    }
+
+    @Override
+    protected void cleanUpStore() {
+        try (ObjectStore s = ObjectStores.open(uri)) {
+            S3ContractSupport.empty(s);
+        }
+    }
+}

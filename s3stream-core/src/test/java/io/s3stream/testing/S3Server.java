@@ -1,0 +1,238 @@
+package io.s3stream.testing;
+
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
+import software.amazon.awssdk.services.s3.model.S3Exception;
+
+import java.net.URI;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+
+/**
+ * A JUnit 5 extension that provides an S3 endpoint with an empty bucket, for integration tests of the S3 object store:
+ *
+ * <pre>{@code
+ * @RegisterExtension static final S3Server S3 = S3Server.minio();   // or S3Server.s3proxy()
+ * ... ObjectStores.open(S3.uri("test-" + UUID.randomUUID()))
+ * }</pre>
+ *
+ * <p>Where the endpoint comes from, in order:
+ * <ol>
+ *   <li>{@code S3STREAM_TEST_S3_ENDPOINT} (with {@code S3STREAM_TEST_S3_ACCESS_KEY}, {@code _SECRET_KEY},
+ *       {@code _BUCKET}, {@code _REGION}; defaults minioadmin/minioadmin, s3stream-test, us-east-1): a server of the
+ *       user's, used for both kinds;</li>
+ *   <li>otherwise the server is started as a child process on a free 127.0.0.1 port: S3Proxy 4.1.0 in a child JVM
+ *       (its jar is copied to {@code target/test-servers} by the build, or found in {@code ~/.m2}), or the
+ *       {@code minio} binary from {@code S3STREAM_MINIO_BIN}, {@code PATH} or {@code /opt/s3stream-tools/bin}.</li>
+ * </ol>
+ * One server of each kind is started per test JVM, on first use, and stopped when the JVM's tests end. Tests isolate
+ * themselves with a unique key prefix in the shared bucket.
+ *
+ * <p>A server that cannot be found or started makes the test class FAIL, with a message saying how to install it:
+ * these tests are never skipped, in CI or elsewhere.
+ */
+public final class S3Server implements BeforeAllCallback {
+    /** The S3 servers this extension can start. */
+    public enum Kind { S3PROXY, MINIO }
+
+    private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(S3Server.class);
+    private static final String MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c";
+    private static final String S3PROXY_JAR = "s3proxy-4.1.0-jar-with-dependencies.jar";
+
+    private final Kind kind;
+    private volatile Running running;
+
+    private S3Server(Kind kind) {
+        this.kind = kind;
+    }
+
+    public static S3Server s3proxy() {
+        return new S3Server(Kind.S3PROXY);
+    }
+
+    public static S3Server minio() {
+        return new S3Server(Kind.MINIO);
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        running = context.getRoot().getStore(NAMESPACE).getOrComputeIfAbsent(kind, k -> start(kind), Running.class);
+    }
+
+    /** The running server; valid from {@code beforeAll}. */
+    public Running server() {
+        if (running == null) {
+            throw new IllegalStateException("S3Server is used before beforeAll: register it with @RegisterExtension "
+                    + "on a static field");
+        }
+        return running;
+    }
+
+    /** An {@code s3://} URI of the test bucket under {@code prefix}, with endpoint and keys. */
+    public String uri(String prefix) {
+        return server().uri(prefix);
+    }
+
+    /**
+     * Starts (or, with {@code S3STREAM_TEST_S3_ENDPOINT}, connects to) a server outside JUnit, for benchmarks. The
+     * caller closes it.
+     */
+    public static Running start(Kind kind) {
+        String external = System.getenv("S3STREAM_TEST_S3_ENDPOINT");
+        if (external != null && !external.isBlank()) {
+            Running r = new Running("external " + external, null, external,
+                    System.getenv().getOrDefault("S3STREAM_TEST_S3_ACCESS_KEY", "minioadmin"),
+                    System.getenv().getOrDefault("S3STREAM_TEST_S3_SECRET_KEY", "minioadmin"),
+                    System.getenv().getOrDefault("S3STREAM_TEST_S3_BUCKET", "s3stream-test"),
+                    System.getenv().getOrDefault("S3STREAM_TEST_S3_REGION", "us-east-1"));
+            r.createBucket();
+            return r;
+        }
+        Running r = switch (kind) {
+            case MINIO -> startMinio();
+            case S3PROXY -> startS3Proxy();
+        };
+        try {
+            r.createBucket();
+        } catch (RuntimeException e) {
+            r.close();
+            throw e;
+        }
+        return r;
+    }
+
+    private static Running startMinio() {
+        String hint = "MinIO is needed for this test and was not found. Install the pinned build with\n"
+                + "  GOBIN=/opt/s3stream-tools/bin go install github.com/minio/minio@" + MINIO_VERSION + "\n"
+                + "(about 9 minutes on 2 cores; .ci/run does it when no binary is cached), put a minio binary on PATH, "
+                + "set S3STREAM_MINIO_BIN, or point S3STREAM_TEST_S3_ENDPOINT at a running S3 server.";
+        String fromEnv = System.getenv("S3STREAM_MINIO_BIN");
+        List<Path> candidates = new java.util.ArrayList<>();
+        if (fromEnv != null && !fromEnv.isBlank()) {
+            candidates.add(Path.of(fromEnv));
+        }
+        candidates.addAll(TestServerProcess.onPath("minio"));
+        candidates.add(Path.of("/opt/s3stream-tools/bin/minio"));
+        Path binary = TestServerProcess.findExecutable(candidates)
+                .orElseThrow(() -> new AssertionError(hint + " Looked in: " + candidates));
+        int port = TestServerProcess.freePort();
+        int consolePort = TestServerProcess.freePort();
+        Path dir = TestServerProcess.tempDir("minio");
+        String endpoint = "http://127.0.0.1:" + port;
+        TestServerProcess process;
+        try {
+            process = TestServerProcess.start("minio", List.of(binary.toString(), "server", dir.resolve("data").toString(),
+                            "--address", "127.0.0.1:" + port, "--console-address", "127.0.0.1:" + consolePort, "--quiet"),
+                    Map.of("MINIO_ROOT_USER", "minioadmin", "MINIO_ROOT_PASSWORD", "minioadmin", "MINIO_UPDATE", "off",
+                            "MINIO_BROWSER", "off", "MINIO_CI_CD", "1"),
+                    dir, endpoint + "/minio/health/ready", status -> status == 200, Duration.ofSeconds(60));
+        } catch (IllegalStateException e) {
+            throw new AssertionError("MinIO (" + binary + ") did not start: " + e.getMessage(), e);
+        }
+        return new Running("minio " + endpoint, process, endpoint, "minioadmin", "minioadmin", "s3stream-test",
+                "us-east-1");
+    }
+
+    private static Running startS3Proxy() {
+        String hint = "S3Proxy is needed for this test and was not found. Run the tests through Maven (it copies "
+                + "org.gaul:s3proxy:4.1.0:jar-with-dependencies to s3stream-core/target/test-servers/s3proxy.jar), or "
+                + "fetch it with ./mvnw dependency:get -Dartifact=org.gaul:s3proxy:4.1.0:jar:jar-with-dependencies, or "
+                + "point S3STREAM_TEST_S3_ENDPOINT at a running S3 server.";
+        List<Path> candidates = List.of(
+                Path.of("target", "test-servers", "s3proxy.jar"),
+                Path.of("s3stream-core", "target", "test-servers", "s3proxy.jar"),
+                Path.of(System.getProperty("user.home"), ".m2", "repository", "org", "gaul", "s3proxy", "4.1.0",
+                        S3PROXY_JAR));
+        Path jar = candidates.stream().filter(Files::isRegularFile).findFirst()
+                .orElseThrow(() -> new AssertionError(hint + " Looked in: " + candidates));
+        int port = TestServerProcess.freePort();
+        Path dir = TestServerProcess.tempDir("s3proxy");
+        String endpoint = "http://127.0.0.1:" + port;
+        try {
+            Files.createDirectories(dir.resolve("blobs"));
+            Files.writeString(dir.resolve("s3proxy.conf"), String.join("\n",
+                    "s3proxy.endpoint=" + endpoint,
+                    "s3proxy.authorization=aws-v2-or-v4",
+                    "s3proxy.identity=s3proxy",
+                    "s3proxy.credential=s3proxy-secret",
+                    "jclouds.provider=filesystem",
+                    "jclouds.filesystem.basedir=" + dir.resolve("blobs"),
+                    ""));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        String java = ProcessHandle.current().info().command().orElse("java");
+        TestServerProcess process;
+        try {
+            process = TestServerProcess.start("s3proxy", List.of(java, "-Xmx512m", "-jar", jar.toAbsolutePath().toString(),
+                            "--properties", dir.resolve("s3proxy.conf").toString()),
+                    Map.of(), dir, endpoint + "/", status -> status > 0, Duration.ofSeconds(60));
+        } catch (IllegalStateException e) {
+            throw new AssertionError("S3Proxy (" + jar + ") did not start: " + e.getMessage(), e);
+        }
+        return new Running("s3proxy " + endpoint, process, endpoint, "s3proxy", "s3proxy-secret", "s3stream-test",
+                "us-east-1");
+    }
+
+    /**
+     * A server with its endpoint, keys and test bucket; closing it stops the process (if this JVM started it).
+     *
+     * @param name     for messages
+     * @param process  the child process, or null for an external server
+     * @param endpoint {@code http://127.0.0.1:port}
+     */
+    public record Running(String name, TestServerProcess process, String endpoint, String accessKey, String secretKey,
+                          String bucket, String region) implements AutoCloseable {
+
+        /** An {@code s3://} URI of the test bucket under {@code prefix}. */
+        public String uri(String prefix) {
+            return "s3://" + bucket + "/" + prefix + "?endpoint=" + enc(endpoint) + "&region=" + region
+                    + "&pathStyle=true&accessKey=" + enc(accessKey) + "&secretKey=" + enc(secretKey);
+        }
+
+        private static String enc(String s) {
+            return URLEncoder.encode(s, StandardCharsets.UTF_8);
+        }
+
+        /** A raw SDK client for this server (benchmarks and test set-up); the caller closes it. */
+        public S3AsyncClient client() {
+            return S3AsyncClient.builder()
+                    .endpointOverride(URI.create(endpoint))
+                    .region(Region.of(region))
+                    .forcePathStyle(true)
+                    // As S3ObjectStore does: checksums only where S3 requires them (benchmarks compare like with like).
+                    .requestChecksumCalculation(software.amazon.awssdk.core.checksums.RequestChecksumCalculation.WHEN_REQUIRED)
+                    .responseChecksumValidation(software.amazon.awssdk.core.checksums.ResponseChecksumValidation.WHEN_REQUIRED)
+                    .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKey, secretKey)))
+                    .build();
+        }
+
+        void createBucket() {
+            try (S3AsyncClient client = client()) {
+                client.createBucket(b -> b.bucket(bucket)).join();
+            } catch (CompletionException e) {
+                if (e.getCause() instanceof S3Exception se && se.statusCode() == 409) {
+                    return; // BucketAlreadyOwnedByYou / BucketAlreadyExists: reuse it
+                }
+                throw new AssertionError(name + ": cannot create bucket " + bucket + ": " + e.getCause(), e);
+            }
+        }
+
+        @Override
+        public void close() {
+            if (process != null) {
+                process.close();
+            }
+        }
+    }
+}
