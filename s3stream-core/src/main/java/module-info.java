@@ -6,6 +6,7 @@ module io.s3stream.core {
     requires transitive io.netty.buffer;
     requires io.netty.common;
     requires io.s3stream.cache;
+    requires jdk.management;
 
     exports io.s3stream;
     exports io.s3stream.spi;

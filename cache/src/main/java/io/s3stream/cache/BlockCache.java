@@ -297,6 +297,44 @@ public final class BlockCache implements AutoCloseable {
     }
 
     /**
+     * Gives a block read ahead back to the read-ahead area after a reader consumed only part of it, so that the same
+     * reader's next read finds it. Does nothing (but release it) when the block is in the main cache, already in the
+     * area, or the area has no room that is not in flight.
+     *
+     * @param key the block
+     * @param block the block, one reference handed over
+     * @param owner the reader that will read the rest
+     */
+    public void keepReadAhead(BlockKey key, ByteBuf block, ReadAheadListener owner) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(owner, "owner");
+        int size = block.readableBytes();
+        if (closed.get() || size == 0 || readAhead.contains(key) || resident.asMap().containsKey(key)) {
+            block.release();
+            return;
+        }
+        List<ReadAheadArea.Evicted> evicted = new ArrayList<>();
+        try {
+            if (!readAhead.reserve(size, evicted)) {
+                block.release();
+                return;
+            }
+            ByteBuf replaced = readAhead.insert(key, block, size, owner);
+            if (replaced != null) {
+                replaced.release();
+            }
+            if (closed.get() && readAhead.remove(key, block)) {
+                block.release(); // close() dropped the area before our insert
+            }
+        } finally {
+            for (ReadAheadArea.Evicted e : evicted) {
+                readAheadEvictedUnread.increment();
+                e.dispose();
+            }
+        }
+    }
+
+    /**
      * Caches a block, replacing (and releasing) any block cached under the same key.
      *
      * <p>Takes ownership of one reference: the block is released at once if it is empty, larger than the

@@ -101,16 +101,25 @@ final class StreamHandle implements Stream {
         }
         List<LogCache.CachedRead> cached = engine.logCache().read(streamId, fetchStart, end, maxBytes);
         if (cached != null) {
+            engine.fetchesFromLogCache.increment();
             return CompletableFuture.completedFuture(toResult(cached));
         }
+        engine.fetchesFromObjects.increment();
+        ReadAhead.Reader reader = engine.readAhead().begin(streamId, fetchStart);
         return engine.metadataStore().getObjects(streamId, fetchStart, end, OBJECTS_PER_LOOKUP)
-                .thenCompose(objects -> readObjects(objects, 0, fetchStart, end, maxBytes, new ArrayList<>()))
-                .thenApply(this::toResult);
+                .thenCompose(objects -> readObjects(objects, 0, fetchStart, end, maxBytes, new ArrayList<>(), reader))
+                .thenApply(reads -> {
+                    if (!reads.isEmpty()) {
+                        engine.readAhead().advance(streamId, reader, reads.getLast().baseOffset() + reads.getLast().count());
+                    }
+                    return toResult(reads);
+                });
     }
 
     private CompletableFuture<List<LogCache.CachedRead>> readObjects(List<ObjectMetadata> objects, int index, long next,
                                                                     long end, long maxBytes,
-                                                                    List<LogCache.CachedRead> acc) {
+                                                                    List<LogCache.CachedRead> acc,
+                                                                    ReadAhead.Reader reader) {
         long bytes = acc.stream().mapToLong(r -> r.payload().readableBytes()).sum();
         if (next >= end || (!acc.isEmpty() && bytes >= maxBytes)) {
             return CompletableFuture.completedFuture(acc);
@@ -138,7 +147,7 @@ final class StreamHandle implements Stream {
             }
             return CompletableFuture.completedFuture(acc);
         }
-        return engine.fetcher().read(object, streamId, next, end, maxBytes - bytes).handle((reads, error) -> {
+        return engine.fetcher().read(object, streamId, next, end, maxBytes - bytes, reader).handle((reads, error) -> {
             if (error != null) {
                 acc.forEach(r -> r.payload().release());
                 throw error instanceof RuntimeException re ? re : new java.util.concurrent.CompletionException(error);
@@ -150,7 +159,7 @@ final class StreamHandle implements Stream {
             if (after == next) {
                 return CompletableFuture.completedFuture(list);
             }
-            return readObjects(objects, index + 1, after, end, maxBytes, list);
+            return readObjects(objects, index + 1, after, end, maxBytes, list, reader);
         });
     }
 
