@@ -19,6 +19,7 @@ module io.s3stream.core {
     requires static com.azure.storage.blob;
     requires static com.azure.storage.common;
     requires static com.azure.core;
+    requires jdk.management;
 
     exports io.s3stream;
     exports io.s3stream.spi;

@@ -14,6 +14,14 @@ import java.util.Optional;
  * <p>Defaults: objects go to {@code file://<dataDir>/objects}; the WAL comes from the first WAL module on the class
  * path that offers a default (for example {@code s3stream-wal-blockdev}'s {@code blockdev://<dataDir>/wal.img});
  * metadata is the manifest kept in the object store.
+ *
+ * <h2>Memory budgets</h2>
+ * The log cache and the block cache have separate budgets that cannot borrow from each other, so a consumer replaying
+ * history can never push tail data out of memory. Unless set, they are derived from the JVM's direct-memory limit
+ * ({@code -XX:MaxDirectMemorySize}, or the maximum heap when that is unset): the log cache gets a quarter of it
+ * (between 64 MiB and 1 GiB), the block cache an eighth (between 32 MiB and 512 MiB), half of which is its read-ahead
+ * area. The rest is left to the WAL's buffers, upload buffers and network IO. The engine refuses to start when the
+ * two budgets together exceed the limit.
  */
 public final class StorageConfig {
     static final long MIB = 1024L * 1024;
@@ -44,15 +52,20 @@ public final class StorageConfig {
     private final long multipartThresholdBytes;
     private final int objectStoreMaxInFlight;
     private final Duration costLogInterval;
+    private final long readAheadBytes;
+    private final int readAheadMaxWindowBytes;
+    private final int catchUpMaxInFlight;
+    private final long catchUpBytesPerSecond;
 
-    private StorageConfig(Builder b) {
+    private StorageConfig(Builder b, long logCacheBytes, long blockCacheBytes, long readAheadBytes,
+                          int readAheadMaxWindowBytes) {
         this.nodeId = b.nodeId;
         this.dataDir = b.dataDir;
         this.wal = b.wal;
         this.objectStore = b.objectStore != null ? b.objectStore : b.dataDir.resolve("objects").toUri().toString();
         this.metadata = b.metadata;
-        this.logCacheBytes = b.logCacheBytes;
-        this.blockCacheBytes = b.blockCacheBytes;
+        this.logCacheBytes = logCacheBytes;
+        this.blockCacheBytes = blockCacheBytes;
         this.uploadThresholdBytes = b.uploadThresholdBytes;
         this.uploadInterval = b.uploadInterval;
         this.streamObjectThresholdBytes = b.streamObjectThresholdBytes;
@@ -72,6 +85,10 @@ public final class StorageConfig {
         this.multipartThresholdBytes = b.multipartThresholdBytes;
         this.objectStoreMaxInFlight = b.objectStoreMaxInFlight;
         this.costLogInterval = b.costLogInterval;
+        this.readAheadBytes = readAheadBytes;
+        this.readAheadMaxWindowBytes = readAheadMaxWindowBytes;
+        this.catchUpMaxInFlight = b.catchUpMaxInFlight;
+        this.catchUpBytesPerSecond = b.catchUpBytesPerSecond;
     }
 
     public static Builder builder() {
@@ -208,6 +225,26 @@ public final class StorageConfig {
         return costLogInterval;
     }
 
+    /** The block cache's read-ahead area, part of {@link #blockCacheBytes()}; 0 disables read-ahead. */
+    public long readAheadBytes() {
+        return readAheadBytes;
+    }
+
+    /** The largest read-ahead window of one sequential reader. */
+    public int readAheadMaxWindowBytes() {
+        return readAheadMaxWindowBytes;
+    }
+
+    /** Object-store reads of catch-up (sequential) readers in flight at once, read-ahead included. */
+    public int catchUpMaxInFlight() {
+        return catchUpMaxInFlight;
+    }
+
+    /** Average bandwidth catch-up readers may take from the object store; 0 for no limit. */
+    public long catchUpBytesPerSecond() {
+        return catchUpBytesPerSecond;
+    }
+
     @Override
     public String toString() {
         return "StorageConfig{nodeId=" + nodeId + ", dataDir=" + dataDir + ", wal=" + wal
@@ -228,7 +265,10 @@ public final class StorageConfig {
                 + ", compactionMemoryBytes=" + compactionMemoryBytes
                 + ", compactionRunTimeout=" + compactionRunTimeout
                 + ", multipartThresholdBytes=" + multipartThresholdBytes
-                + ", objectStoreMaxInFlight=" + objectStoreMaxInFlight + ", costLogInterval=" + costLogInterval + '}';
+                + ", objectStoreMaxInFlight=" + objectStoreMaxInFlight + ", costLogInterval=" + costLogInterval
+                + ", backpressureTimeout=" + backpressureTimeout + ", readAheadBytes=" + readAheadBytes
+                + ", readAheadMaxWindowBytes=" + readAheadMaxWindowBytes + ", catchUpMaxInFlight=" + catchUpMaxInFlight
+                + ", catchUpBytesPerSecond=" + catchUpBytesPerSecond + '}';
     }
 
     /** Collects settings; {@link #build()} validates them. Only {@code nodeId} and {@code dataDir} are required. */
@@ -238,8 +278,12 @@ public final class StorageConfig {
         private String wal;
         private String objectStore;
         private String metadata;
-        private long logCacheBytes = 256 * MIB;
-        private long blockCacheBytes = 128 * MIB;
+        private long logCacheBytes = -1; // derived from the direct-memory limit unless set
+        private long blockCacheBytes = -1;
+        private long readAheadBytes = -1;
+        private int readAheadMaxWindowBytes = -1;
+        private int catchUpMaxInFlight = 8;
+        private long catchUpBytesPerSecond;
         private long uploadThresholdBytes = 32 * MIB;
         private Duration uploadInterval = Duration.ofSeconds(10);
         private long streamObjectThresholdBytes = 8 * MIB;
@@ -295,6 +339,30 @@ public final class StorageConfig {
 
         public Builder blockCacheBytes(long bytes) {
             this.blockCacheBytes = bytes;
+            return this;
+        }
+
+        /** Part of the block cache for blocks read ahead; 0 disables read-ahead. Default: half the block cache. */
+        public Builder readAheadBytes(long bytes) {
+            this.readAheadBytes = bytes;
+            return this;
+        }
+
+        /** Largest read-ahead window of one reader. Default: a quarter of the read-ahead area, at most 32 MiB. */
+        public Builder readAheadMaxWindowBytes(int bytes) {
+            this.readAheadMaxWindowBytes = bytes;
+            return this;
+        }
+
+        /** Catch-up object-store reads in flight at once. Default 8. */
+        public Builder catchUpMaxInFlight(int n) {
+            this.catchUpMaxInFlight = n;
+            return this;
+        }
+
+        /** Average catch-up read bandwidth; 0 (the default) for no limit beyond the store's priorities. */
+        public Builder catchUpBytesPerSecond(long bytesPerSecond) {
+            this.catchUpBytesPerSecond = bytesPerSecond;
             return this;
         }
 
@@ -418,6 +486,21 @@ public final class StorageConfig {
             if (metadata != null) {
                 checkUri("metadata", metadata);
             }
+            long directLimit = io.s3stream.internal.engine.MemoryLimits.maxDirectMemoryBytes();
+            long logCacheBytes = this.logCacheBytes >= 0 ? this.logCacheBytes
+                    : io.s3stream.internal.engine.MemoryLimits.share(directLimit, 0.25, 64 * MIB, 1024 * MIB);
+            long blockCacheBytes = this.blockCacheBytes >= 0 ? this.blockCacheBytes
+                    : io.s3stream.internal.engine.MemoryLimits.share(directLimit, 0.125, 32 * MIB, 512 * MIB);
+            long readAheadBytes = this.readAheadBytes >= 0 ? this.readAheadBytes : blockCacheBytes / 2;
+            int readAheadMaxWindowBytes = this.readAheadMaxWindowBytes >= 0 ? this.readAheadMaxWindowBytes
+                    : (int) Math.min(32 * MIB, readAheadBytes / 4);
+            require(readAheadBytes >= 0 && readAheadBytes <= blockCacheBytes / 2, "readAheadBytes",
+                    "must be >= 0 and <= blockCacheBytes / 2 (" + blockCacheBytes / 2 + ")", readAheadBytes);
+            require(readAheadMaxWindowBytes >= 0 && readAheadMaxWindowBytes <= readAheadBytes,
+                    "readAheadMaxWindowBytes", "must be >= 0 and <= readAheadBytes (" + readAheadBytes + ")",
+                    readAheadMaxWindowBytes);
+            require(catchUpMaxInFlight >= 1, "catchUpMaxInFlight", "must be >= 1", catchUpMaxInFlight);
+            require(catchUpBytesPerSecond >= 0, "catchUpBytesPerSecond", "must be >= 0", catchUpBytesPerSecond);
             require(logCacheBytes >= 4 * MIB, "logCacheBytes", "must be >= 4 MiB", logCacheBytes);
             require(blockCacheBytes >= MIB, "blockCacheBytes", "must be >= 1 MiB", blockCacheBytes);
             require(uploadThresholdBytes >= 64 * 1024 && uploadThresholdBytes <= logCacheBytes / 2,
@@ -456,7 +539,7 @@ public final class StorageConfig {
             require(objectStoreMaxInFlight >= 1, "objectStoreMaxInFlight", "must be >= 1", objectStoreMaxInFlight);
             Objects.requireNonNull(costLogInterval, "costLogInterval");
             require(!costLogInterval.isNegative(), "costLogInterval", "must not be negative", costLogInterval);
-            return new StorageConfig(this);
+            return new StorageConfig(this, logCacheBytes, blockCacheBytes, readAheadBytes, readAheadMaxWindowBytes);
         }
 
         private static void requirePositive(String setting, Duration value) {

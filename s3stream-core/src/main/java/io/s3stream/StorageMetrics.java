@@ -18,6 +18,20 @@ import java.util.Map;
  * @param objectStoreBytesOut  bytes sent to the object store
  * @param objectStoreBytesIn   bytes received from the object store
  * @param objectStoreRetries   requests repeated after a retriable failure (included in the request counts)
+ * @param logCacheCapacityBytes      the log cache's budget
+ * @param blockCacheCapacityBytes    the block cache's budget, read-ahead area included
+ * @param fetchesFromLogCache        fetches answered from the log cache (tail reads: no object-store request)
+ * @param fetchesFromObjects         fetches that read objects (through the block cache)
+ * @param blockCacheEvictions        blocks evicted from the main block cache to respect its budget
+ * @param mergedGets                 ranged GETs that read several adjacent blocks at once
+ * @param readAheadBytes             gauge: bytes held by the read-ahead area (resident blocks)
+ * @param readAheadHits              block reads served by a block read ahead (counted in blockCacheHits too)
+ * @param readAheadBlocks            blocks read ahead
+ * @param readAheadEvictedUnread     blocks read ahead and evicted before anyone read them
+ * @param sequentialReaders          gauge: readers currently recognised as sequential (catch-up)
+ * @param readAheadWindowMaxBytes    gauge: largest read-ahead window among them
+ * @param readAheadWindowTotalBytes  gauge: sum of their read-ahead windows
+ * @param catchUpReadsQueued         catch-up reads that waited for the catch-up concurrency limit
  *
  * <h2>The cost model</h2>
  * Requests and bytes are what an object store bills. {@link #writeRequestsPerGiB()} is the figure to watch for
@@ -40,7 +54,21 @@ public record StorageMetrics(
         Map<String, Long> objectStoreRequests,
         long objectStoreBytesOut,
         long objectStoreBytesIn,
-        long objectStoreRetries) {
+        long objectStoreRetries,
+        long logCacheCapacityBytes,
+        long blockCacheCapacityBytes,
+        long fetchesFromLogCache,
+        long fetchesFromObjects,
+        long blockCacheEvictions,
+        long mergedGets,
+        long readAheadBytes,
+        long readAheadHits,
+        long readAheadBlocks,
+        long readAheadEvictedUnread,
+        long sequentialReaders,
+        long readAheadWindowMaxBytes,
+        long readAheadWindowTotalBytes,
+        long catchUpReadsQueued) {
 
     public StorageMetrics {
         objectStoreRequests = Map.copyOf(objectStoreRequests);
@@ -53,5 +81,17 @@ public record StorageMetrics(
             writes += objectStoreRequests.getOrDefault(kind, 0L);
         }
         return objectStoreBytesOut == 0 ? 0 : writes / (objectStoreBytesOut / (1024.0 * 1024 * 1024));
+    }
+
+    /** Share of fetches answered from the log cache, or 0 before the first fetch. */
+    public double logCacheHitRate() {
+        long fetches = fetchesFromLogCache + fetchesFromObjects;
+        return fetches == 0 ? 0 : (double) fetchesFromLogCache / fetches;
+    }
+
+    /** Share of data-block reads served from the block cache (read-ahead included), or 0 before the first. */
+    public double blockCacheHitRate() {
+        long reads = blockCacheHits + blockCacheMisses;
+        return reads == 0 ? 0 : (double) blockCacheHits / reads;
     }
 }

@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import io.netty.buffer.ByteBuf;
 import io.s3stream.cache.internal.CachedBlock;
+import io.s3stream.cache.internal.ReadAheadArea;
 import io.s3stream.cache.internal.SharedLoad;
 import java.util.ArrayList;
 import java.util.List;
@@ -64,12 +65,35 @@ import java.util.function.Function;
  * Invalidation bumps a generation; a load that started before any invalidation and completes after it is
  * returned to its waiters but not cached, so a deleted object's blocks cannot be resurrected by a slow GET.
  *
- * <p>Design note: read-ahead (blocks read for one reader and dropped once consumed) and merged ranged GETs
- * can be added on the same two maps: a bulk load registers one {@code SharedLoad} per missing key, issues one
- * request, and completes each load from its slice; a per-block flag on the guard can mark read-ahead blocks.
+ * <h2>Merged reads</h2>
+ * {@link #getAll} looks up the blocks of one fetch together; the missing ones that are adjacent in the object (see
+ * {@link BlockSpan#isFollowedBy}) are registered as one in-flight load each and read with a single
+ * {@link RangeLoader} call of at most {@value #MAX_MERGED_LOAD_BYTES} bytes. Each block is then copied out of the
+ * merged buffer, which is released at once: a block that is a slice of a larger buffer would keep the whole buffer
+ * alive until its last slice is gone, and the budget would count less memory than is held. The copy costs a memcpy
+ * per byte read, well below the cost of the GET it saves.
+ *
+ * <h2>Read-ahead</h2>
+ * A part of the budget ({@code readAheadBytes} of {@link #create(long, long)}) is a separate read-ahead area
+ * ({@code ReadAheadArea}) for blocks read ahead for sequential readers by {@link #prefetch}. Those blocks are
+ * single-use: the lookup that finds one takes the area's reference and removes it, so a block read ahead and then
+ * consumed leaves the cache at once instead of pushing other readers' blocks out of it. One catch-up reader therefore
+ * never competes with the main cache: it can only displace other read-ahead blocks, the oldest first, and those are
+ * evicted <em>unread</em>, which the reader they were read for hears through its {@link ReadAheadListener} (its
+ * {@link ReadAheadWindow} shrinks). Read-ahead reserves its bytes before sending the GET; when blocks in flight fill the
+ * area, {@link #prefetch} stops and reports fewer blocks started: back-pressure, not growth. A read-ahead load shares
+ * the in-flight map with demand loads, so a reader that catches up with its own read-ahead joins the load instead of
+ * issuing a second GET; the block is then consumed by that reader and not kept. Invalidation and {@link #close()}
+ * drop the area's blocks as well.
+ * <p>The main cache is sized {@code capacityBytes - readAheadBytes}; the two parts together never hold more than
+ * {@code capacityBytes} (once maintenance has run, as above).
  */
 public final class BlockCache implements AutoCloseable {
+    /** Largest single request {@link #getAll} and {@link #prefetch} make of adjacent missing blocks. */
+    public static final int MAX_MERGED_LOAD_BYTES = 8 * 1024 * 1024;
+
     private final long capacityBytes;
+    private final ReadAheadArea readAhead;
     private final Cache<BlockKey, CachedBlock> resident;
     private final ConcurrentHashMap<BlockKey, SharedLoad> inFlight = new ConcurrentHashMap<>();
     private final AtomicLong generation = new AtomicLong();
@@ -80,14 +104,24 @@ public final class BlockCache implements AutoCloseable {
     private final LongAdder loads = new LongAdder();
     private final LongAdder loadFailures = new LongAdder();
     private final LongAdder evictions = new LongAdder();
+    private final LongAdder mergedLoads = new LongAdder();
+    private final LongAdder mergedBlocks = new LongAdder();
+    private final LongAdder readAheadHits = new LongAdder();
+    private final LongAdder readAheadBlocks = new LongAdder();
+    private final LongAdder readAheadEvictedUnread = new LongAdder();
 
-    private BlockCache(long capacityBytes) {
+    private BlockCache(long capacityBytes, long readAheadBytes) {
         if (capacityBytes <= 0) {
             throw new IllegalArgumentException("capacityBytes must be positive, got " + capacityBytes);
         }
+        if (readAheadBytes < 0 || readAheadBytes >= capacityBytes) {
+            throw new IllegalArgumentException("readAheadBytes must be >= 0 and < capacityBytes (" + capacityBytes
+                    + "), got " + readAheadBytes);
+        }
         this.capacityBytes = capacityBytes;
+        this.readAhead = new ReadAheadArea(readAheadBytes);
         this.resident = Caffeine.newBuilder()
-                .maximumWeight(capacityBytes)
+                .maximumWeight(capacityBytes - readAheadBytes)
                 .weigher((BlockKey key, CachedBlock block) -> block.weightBytes())
                 .executor(Runnable::run)
                 .removalListener(this::onRemoval)
@@ -102,7 +136,19 @@ public final class BlockCache implements AutoCloseable {
      * @throws IllegalArgumentException if {@code capacityBytes} is not positive
      */
     public static BlockCache create(long capacityBytes) {
-        return new BlockCache(capacityBytes);
+        return new BlockCache(capacityBytes, 0);
+    }
+
+    /**
+     * Creates a cache whose budget is split between the main cache and a read-ahead area.
+     *
+     * @param capacityBytes the whole budget in bytes, positive
+     * @param readAheadBytes the part of it reserved for blocks read ahead, {@code >= 0} and below the whole
+     * @return a new cache
+     * @throws IllegalArgumentException if a size is out of range
+     */
+    public static BlockCache create(long capacityBytes, long readAheadBytes) {
+        return new BlockCache(capacityBytes, readAheadBytes);
     }
 
     /**
@@ -123,9 +169,8 @@ public final class BlockCache implements AutoCloseable {
         if (closed.get()) {
             return CompletableFuture.failedFuture(new IllegalStateException("BlockCache is closed"));
         }
-        ByteBuf hit = lease(key);
+        ByteBuf hit = lookup(key);
         if (hit != null) {
-            hits.increment();
             return CompletableFuture.completedFuture(hit);
         }
         misses.increment();
@@ -150,13 +195,143 @@ public final class BlockCache implements AutoCloseable {
      */
     public ByteBuf getIfPresent(BlockKey key) {
         Objects.requireNonNull(key, "key");
-        ByteBuf hit = lease(key);
-        if (hit != null) {
-            hits.increment();
-        } else {
+        ByteBuf hit = lookup(key);
+        if (hit == null) {
             misses.increment();
         }
         return hit;
+    }
+
+    /**
+     * Returns the blocks of one read, loading the missing ones with as few requests as possible.
+     *
+     * <p>Each block is looked up as by {@link #get}; the missing blocks that no load in flight covers are loaded with
+     * one {@code loader} call per run of adjacent blocks (at most {@value #MAX_MERGED_LOAD_BYTES} bytes each). A block
+     * found in the read-ahead area is consumed: it leaves the cache.
+     *
+     * @param spans the blocks, usually in object order
+     * @param loader reads a range of an object
+     * @return one future per span, in order, each of a retained duplicate the caller must release; and how many of
+     *     the blocks were not resident (the caller waited for the store for them)
+     */
+    public Lookup getAll(List<BlockSpan> spans, RangeLoader loader) {
+        Objects.requireNonNull(loader, "loader");
+        List<CompletableFuture<ByteBuf>> out = new ArrayList<>(spans.size());
+        if (closed.get()) {
+            for (int i = 0; i < spans.size(); i++) {
+                out.add(CompletableFuture.failedFuture(new IllegalStateException("BlockCache is closed")));
+            }
+            return new Lookup(out, spans.size());
+        }
+        int missed = 0;
+        List<Pending> started = new ArrayList<>();
+        for (BlockSpan span : spans) {
+            ByteBuf hit = lookup(span.key());
+            if (hit != null) {
+                out.add(CompletableFuture.completedFuture(hit));
+                continue;
+            }
+            misses.increment();
+            missed++;
+            CompletableFuture<ByteBuf> waiter = new CompletableFuture<>();
+            SharedLoad fresh = new SharedLoad(generation.get());
+            SharedLoad load = inFlight.compute(span.key(), (k, existing) -> {
+                SharedLoad chosen = existing != null ? existing : fresh;
+                chosen.addWaiter(waiter);
+                return chosen;
+            });
+            if (load == fresh) {
+                started.add(new Pending(span, fresh));
+            }
+            out.add(waiter);
+        }
+        startLoads(started, loader);
+        return new Lookup(out, missed);
+    }
+
+    /**
+     * Reads blocks ahead for one sequential reader into the read-ahead area, without waiting for them.
+     *
+     * <p>Blocks already resident or in flight are skipped. The others get a reservation in the read-ahead area, in
+     * order, until a reservation fails (the area is full of blocks in flight); runs of adjacent blocks are read with
+     * one {@code loader} call each. Reserving may evict the oldest unread read-ahead blocks, whose owners are told.
+     *
+     * @param spans the blocks to read ahead, in the order the reader will want them
+     * @param loader reads a range of an object (typically at the lowest priority)
+     * @param owner told when one of these blocks is evicted unread
+     * @return how many loads were started; fewer than asked when the area is full or the blocks are already there
+     */
+    public int prefetch(List<BlockSpan> spans, RangeLoader loader, ReadAheadListener owner) {
+        Objects.requireNonNull(loader, "loader");
+        Objects.requireNonNull(owner, "owner");
+        if (closed.get() || readAhead.capacityBytes() == 0) {
+            return 0;
+        }
+        List<Pending> started = new ArrayList<>();
+        List<ReadAheadArea.Evicted> evicted = new ArrayList<>();
+        try {
+            for (BlockSpan span : spans) {
+                BlockKey key = span.key();
+                if (inFlight.containsKey(key) || readAhead.contains(key) || resident.asMap().containsKey(key)) {
+                    continue;
+                }
+                if (!readAhead.reserve(span.lengthBytes(), evicted)) {
+                    break;
+                }
+                SharedLoad fresh = new SharedLoad(generation.get(), owner, span.lengthBytes());
+                if (inFlight.putIfAbsent(key, fresh) != null) {
+                    readAhead.unreserve(span.lengthBytes());
+                    continue;
+                }
+                started.add(new Pending(span, fresh));
+            }
+        } finally {
+            for (ReadAheadArea.Evicted e : evicted) {
+                readAheadEvictedUnread.increment();
+                e.dispose();
+            }
+        }
+        readAheadBlocks.add(started.size());
+        startLoads(started, loader);
+        return started.size();
+    }
+
+    /**
+     * Gives a block read ahead back to the read-ahead area after a reader consumed only part of it, so that the same
+     * reader's next read finds it. Does nothing (but release it) when the block is in the main cache, already in the
+     * area, or the area has no room that is not in flight.
+     *
+     * @param key the block
+     * @param block the block, one reference handed over
+     * @param owner the reader that will read the rest
+     */
+    public void keepReadAhead(BlockKey key, ByteBuf block, ReadAheadListener owner) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(owner, "owner");
+        int size = block.readableBytes();
+        if (closed.get() || size == 0 || readAhead.contains(key) || resident.asMap().containsKey(key)) {
+            block.release();
+            return;
+        }
+        List<ReadAheadArea.Evicted> evicted = new ArrayList<>();
+        try {
+            if (!readAhead.reserve(size, evicted)) {
+                block.release();
+                return;
+            }
+            ByteBuf replaced = readAhead.insert(key, block, size, owner);
+            if (replaced != null) {
+                replaced.release();
+            }
+            if (closed.get() && readAhead.remove(key, block)) {
+                block.release(); // close() dropped the area before our insert
+            }
+        } finally {
+            for (ReadAheadArea.Evicted e : evicted) {
+                readAheadEvictedUnread.increment();
+                e.dispose();
+            }
+        }
     }
 
     /**
@@ -193,12 +368,14 @@ public final class BlockCache implements AutoCloseable {
             }
         }
         resident.invalidateAll(keys);
+        readAhead.drop(k -> k.objectId() == objectId).forEach(ByteBuf::release);
     }
 
     /** Drops every resident block. Loads in flight are returned to their waiters but not cached. */
     public void invalidateAll() {
         generation.incrementAndGet();
         resident.invalidateAll();
+        readAhead.drop(k -> true).forEach(ByteBuf::release);
     }
 
     /** Runs pending eviction bookkeeping now; mostly for tests, as it also runs after every write. */
@@ -214,7 +391,9 @@ public final class BlockCache implements AutoCloseable {
     public Stats stats() {
         long bytesHeld = resident.policy().eviction().orElseThrow().weightedSize().orElse(0L);
         return new Stats(hits.sum(), misses.sum(), loads.sum(), loadFailures.sum(), evictions.sum(), bytesHeld,
-                resident.estimatedSize(), capacityBytes);
+                resident.estimatedSize(), capacityBytes, mergedLoads.sum(), mergedBlocks.sum(), readAheadHits.sum(),
+                readAheadBlocks.sum(), readAheadEvictedUnread.sum(), readAhead.residentBytes(),
+                readAhead.reservedBytes(), readAhead.capacityBytes());
     }
 
     /** Releases every resident block. Idempotent; see the class documentation for use after close. */
@@ -226,6 +405,105 @@ public final class BlockCache implements AutoCloseable {
         }
     }
 
+    /** A hit in either part, counted; a read-ahead block is consumed. */
+    private ByteBuf lookup(BlockKey key) {
+        ByteBuf taken = readAhead.take(key);
+        if (taken != null) {
+            hits.increment();
+            readAheadHits.increment();
+            return taken;
+        }
+        ByteBuf hit = lease(key);
+        if (hit != null) {
+            hits.increment();
+        }
+        return hit;
+    }
+
+    /** A load registered in the in-flight map by this caller, to be started. */
+    private record Pending(BlockSpan span, SharedLoad load) {
+    }
+
+    /** Starts registered loads, one loader call per run of adjacent spans. */
+    private void startLoads(List<Pending> pending, RangeLoader loader) {
+        List<Pending> run = new ArrayList<>();
+        long runBytes = 0;
+        for (Pending p : pending) {
+            if (p.load().readAheadOwner() == null) {
+                // As in get(): a load of this key may have completed between the lookup and the registration.
+                ByteBuf again = readAhead.take(p.span().key());
+                if (again == null) {
+                    again = lease(p.span().key());
+                }
+                if (again != null) {
+                    finish(p.span().key(), p.load(), again, null, false);
+                    continue;
+                }
+            }
+            if (!run.isEmpty() && (!run.getLast().span().isFollowedBy(p.span())
+                    || runBytes + p.span().lengthBytes() > MAX_MERGED_LOAD_BYTES)) {
+                startRun(run, runBytes, loader);
+                run = new ArrayList<>();
+                runBytes = 0;
+            }
+            run.add(p);
+            runBytes += p.span().lengthBytes();
+        }
+        if (!run.isEmpty()) {
+            startRun(run, runBytes, loader);
+        }
+    }
+
+    private void startRun(List<Pending> run, long runBytes, RangeLoader loader) {
+        loads.increment();
+        if (run.size() > 1) {
+            mergedLoads.increment();
+            mergedBlocks.add(run.size());
+        }
+        BlockKey first = run.getFirst().span().key();
+        CompletableFuture<ByteBuf> loading;
+        try {
+            loading = Objects.requireNonNull(loader.load(first.objectId(), first.position(), (int) runBytes),
+                    "loader returned null");
+        } catch (RuntimeException | Error e) {
+            loading = CompletableFuture.failedFuture(e);
+        }
+        loading.whenComplete((whole, failure) -> {
+            if (failure == null && whole != null && whole.readableBytes() != runBytes) {
+                failure = new IllegalStateException("loader returned " + whole.readableBytes() + " bytes for " + first
+                        + " instead of " + runBytes);
+                whole.release();
+                whole = null;
+            }
+            if (failure != null || whole == null || run.size() == 1) {
+                finish(first, run.getFirst().load(), whole, failure, true);
+                for (int i = 1; i < run.size(); i++) {
+                    finish(run.get(i).span().key(), run.get(i).load(), null,
+                            failure != null ? failure : new NullPointerException("loader completed with null"), true);
+                }
+                return;
+            }
+            int offset = whole.readerIndex();
+            Throwable copyFailure = null;
+            try {
+                for (Pending p : run) {
+                    ByteBuf part = null;
+                    if (copyFailure == null) {
+                        try {
+                            part = whole.copy(offset, p.span().lengthBytes());
+                        } catch (RuntimeException | Error e) {
+                            copyFailure = e;
+                        }
+                    }
+                    offset += p.span().lengthBytes();
+                    finish(p.span().key(), p.load(), part, copyFailure, true);
+                }
+            } finally {
+                whole.release();
+            }
+        });
+    }
+
     private ByteBuf lease(BlockKey key) {
         CachedBlock block = resident.getIfPresent(key);
         // Null when the block was evicted between the lookup and the lease: a miss, not an error.
@@ -235,7 +513,10 @@ public final class BlockCache implements AutoCloseable {
     private void startLoad(BlockKey key, SharedLoad load, Function<BlockKey, CompletableFuture<ByteBuf>> loader) {
         // A load of this key may have completed between our lookup and our registration; it put the block
         // into the cache before leaving the in-flight map, so looking again avoids a second GET.
-        ByteBuf again = lease(key);
+        ByteBuf again = readAhead.take(key);
+        if (again == null) {
+            again = lease(key);
+        }
         if (again != null) {
             finish(key, load, again, null, false);
             return;
@@ -259,6 +540,9 @@ public final class BlockCache implements AutoCloseable {
             if (cacheIt) {
                 loadFailures.increment();
             }
+            if (load.readAheadOwner() != null) {
+                readAhead.unreserve(load.reservedBytes());
+            }
             Throwable cause = failure instanceof CompletionException && failure.getCause() != null
                     ? failure.getCause() : failure;
             for (CompletableFuture<ByteBuf> waiter : detach(key, load)) {
@@ -267,6 +551,10 @@ public final class BlockCache implements AutoCloseable {
             return;
         }
         try {
+            if (load.readAheadOwner() != null) {
+                finishReadAhead(key, load, block);
+                return;
+            }
             if (cacheIt && fits(block) && !closed.get() && generation.get() == load.generation()) {
                 insert(key, block.retain(), load.generation());
             }
@@ -284,6 +572,42 @@ public final class BlockCache implements AutoCloseable {
             }
         } finally {
             block.release();
+        }
+    }
+
+    /**
+     * Completes a read-ahead load: the block goes into the read-ahead area, unless a reader is already waiting for
+     * it, who then consumes it. {@code block} is owned by the caller ({@link #finish}), which releases it.
+     */
+    private void finishReadAhead(BlockKey key, SharedLoad load, ByteBuf block) {
+        boolean keep = !closed.get() && generation.get() == load.generation();
+        ByteBuf kept = null;
+        if (keep) {
+            // Into the area before leaving the in-flight map, so that a reader missing in between finds it there.
+            kept = block.retain();
+            ByteBuf replaced = readAhead.insert(key, kept, load.reservedBytes(), load.readAheadOwner());
+            if (replaced != null) {
+                replaced.release();
+            }
+            if (closed.get() || generation.get() != load.generation()) {
+                if (readAhead.remove(key, kept)) {
+                    kept.release();
+                }
+                kept = null;
+            }
+        } else {
+            readAhead.unreserve(load.reservedBytes());
+        }
+        List<CompletableFuture<ByteBuf>> waiters = detach(key, load);
+        if (!waiters.isEmpty() && kept != null && readAhead.remove(key, kept)) {
+            readAheadHits.increment(); // the reader caught up with its read-ahead: consumed on arrival
+            kept.release();
+        }
+        for (CompletableFuture<ByteBuf> waiter : waiters) {
+            ByteBuf duplicate = block.retainedDuplicate();
+            if (!waiter.complete(duplicate)) {
+                duplicate.release();
+            }
         }
     }
 
@@ -321,18 +645,52 @@ public final class BlockCache implements AutoCloseable {
     }
 
     /**
+     * The result of {@link #getAll}.
+     *
+     * @param blocks one future per span, in order; each yields a retained duplicate the caller must release
+     * @param missed how many blocks were not resident when looked up (loaded now or joined a load in flight)
+     */
+    public record Lookup(List<CompletableFuture<ByteBuf>> blocks, int missed) {
+        /**
+         * Copies the list.
+         */
+        public Lookup {
+            blocks = List.copyOf(blocks);
+        }
+    }
+
+    /**
      * Counters of a {@link BlockCache} since it was created.
      *
      * @param hits lookups served from the cache
      * @param misses lookups that did not find a resident block (including those that joined a load in flight)
-     * @param loads loader invocations
+     * @param loads loader invocations (one per merged run)
      * @param loadFailures loader invocations that failed
      * @param evictions blocks evicted to respect the budget (not counting invalidations and replacements)
      * @param bytesHeld current weighted size: readable bytes of the resident blocks, as of the last maintenance
      * @param entries approximate number of resident blocks
-     * @param capacityBytes the budget
+     * @param capacityBytes the whole budget, read-ahead area included
+     * @param mergedLoads loader calls that read more than one block
+     * @param mergedBlocks blocks read by those calls
+     * @param readAheadHits lookups served by a block read ahead (which was then dropped); included in {@code hits}
+     * @param readAheadBlocks blocks whose read-ahead was started
+     * @param readAheadEvictedUnread blocks read ahead and evicted before anyone read them
+     * @param readAheadBytesHeld bytes of the blocks resident in the read-ahead area
+     * @param readAheadBytesReserved bytes reserved in the read-ahead area: resident plus in flight
+     * @param readAheadCapacityBytes the read-ahead area's part of the budget
      */
     public record Stats(long hits, long misses, long loads, long loadFailures, long evictions, long bytesHeld,
-                        long entries, long capacityBytes) {
+                        long entries, long capacityBytes, long mergedLoads, long mergedBlocks, long readAheadHits,
+                        long readAheadBlocks, long readAheadEvictedUnread, long readAheadBytesHeld,
+                        long readAheadBytesReserved, long readAheadCapacityBytes) {
+        /**
+         * Returns the share of lookups served from memory.
+         *
+         * @return hits over lookups, or 0 before the first lookup
+         */
+        public double hitRate() {
+            long lookups = hits + misses;
+            return lookups == 0 ? 0 : (double) hits / lookups;
+        }
     }
 }

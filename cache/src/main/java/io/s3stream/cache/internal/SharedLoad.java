@@ -1,6 +1,7 @@
 package io.s3stream.cache.internal;
 
 import io.netty.buffer.ByteBuf;
+import io.s3stream.cache.ReadAheadListener;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -14,6 +15,8 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class SharedLoad {
     private final long generation;
+    private final ReadAheadListener readAheadOwner;
+    private final int reservedBytes;
     private final List<CompletableFuture<ByteBuf>> waiters = new ArrayList<>(2);
     private boolean detached; // guarded by this
 
@@ -24,7 +27,38 @@ public final class SharedLoad {
      *     invalidation must not be cached
      */
     public SharedLoad(long generation) {
+        this(generation, null, 0);
+    }
+
+    /**
+     * Creates a load; a read-ahead load goes to the read-ahead area, where {@code reservedBytes} were reserved.
+     *
+     * @param generation as for {@link #SharedLoad(long)}
+     * @param readAheadOwner the reader the block is read ahead for, or {@code null} for a demand load
+     * @param reservedBytes bytes reserved in the read-ahead area for it (0 for a demand load)
+     */
+    public SharedLoad(long generation, ReadAheadListener readAheadOwner, int reservedBytes) {
         this.generation = generation;
+        this.readAheadOwner = readAheadOwner;
+        this.reservedBytes = reservedBytes;
+    }
+
+    /**
+     * Returns the reader this block is read ahead for.
+     *
+     * @return the owner, or {@code null} for a demand load
+     */
+    public ReadAheadListener readAheadOwner() {
+        return readAheadOwner;
+    }
+
+    /**
+     * Returns the bytes reserved in the read-ahead area for this load.
+     *
+     * @return the reservation, 0 for a demand load
+     */
+    public int reservedBytes() {
+        return reservedBytes;
     }
 
     /**

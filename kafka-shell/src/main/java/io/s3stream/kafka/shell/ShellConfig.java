@@ -104,12 +104,20 @@ public final class ShellConfig {
         StorageConfig.Builder b = StorageConfig.builder()
                 .nodeId(longValue("s3stream.node.id", get("s3stream.node.id", String.valueOf(nodeId))))
                 .dataDir(dataDir)
-                .logCacheBytes(longValue("s3stream.log.cache.bytes", get("s3stream.log.cache.bytes", String.valueOf(128 * MIB))))
-                .blockCacheBytes(longValue("s3stream.block.cache.bytes", get("s3stream.block.cache.bytes", String.valueOf(64 * MIB))))
                 .uploadThresholdBytes(longValue("s3stream.upload.threshold.bytes",
                         get("s3stream.upload.threshold.bytes", String.valueOf(32 * MIB))))
                 .uploadInterval(Duration.ofMillis(longValue("s3stream.upload.interval.ms",
                         get("s3stream.upload.interval.ms", "10000"))));
+        // Cache budgets: derived from the JVM's direct-memory limit unless set (see StorageConfig, "Memory budgets").
+        if (get("s3stream.log.cache.bytes", null) != null) {
+            b.logCacheBytes(longValue("s3stream.log.cache.bytes", get("s3stream.log.cache.bytes", null)));
+        }
+        if (get("s3stream.block.cache.bytes", null) != null) {
+            b.blockCacheBytes(longValue("s3stream.block.cache.bytes", get("s3stream.block.cache.bytes", null)));
+        }
+        if (get("s3stream.read.ahead.bytes", null) != null) {
+            b.readAheadBytes(longValue("s3stream.read.ahead.bytes", get("s3stream.read.ahead.bytes", null)));
+        }
         long uploadThreshold = longValue("s3stream.upload.threshold.bytes",
                 get("s3stream.upload.threshold.bytes", String.valueOf(32 * MIB)));
         b.maxBatchBytes((int) longValue("s3stream.max.batch.bytes", get("s3stream.max.batch.bytes",

@@ -3,6 +3,8 @@ package io.s3stream.internal.engine;
 import io.netty.buffer.ByteBuf;
 import io.s3stream.cache.BlockCache;
 import io.s3stream.cache.BlockKey;
+import io.s3stream.cache.BlockSpan;
+import io.s3stream.cache.RangeLoader;
 import io.s3stream.internal.format.DataBlock;
 import io.s3stream.internal.format.DecodedBatch;
 import io.s3stream.internal.format.IndexEntry;
@@ -22,6 +24,10 @@ import java.util.concurrent.CompletableFuture;
  * Reads batches of one stream out of one object: the object's index (cached), then the data blocks covering the range,
  * from the block cache or with ranged GETs.
  *
+ * <p>The blocks of one read are looked up together, so adjacent missing blocks are one ranged GET
+ * ({@link BlockCache#getAll}). Reads of a sequential reader (see {@link ReadAhead}) go through the
+ * {@link CatchUpThrottle} and read ahead into the block cache's read-ahead area, within the reader's window.
+ *
  * <p>Design note: the first read of an object fetches its tail in one GET sized to hold the footer and, usually, the
  * whole index, so a cold object costs two requests (tail, block) rather than three.
  *
@@ -35,11 +41,16 @@ final class ObjectFetcher {
 
     private final ObjectStorage store;
     private final BlockCache blockCache;
+    private final ReadAhead readAhead;
+    private final CatchUpThrottle catchUp;
     private final Map<Long, CompletableFuture<ObjectIndex>> indexes;
 
-    ObjectFetcher(ObjectStorage store, BlockCache blockCache, int maxCachedIndexes) {
+    ObjectFetcher(ObjectStorage store, BlockCache blockCache, ReadAhead readAhead, CatchUpThrottle catchUp,
+                  int maxCachedIndexes) {
         this.store = store;
         this.blockCache = blockCache;
+        this.readAhead = readAhead;
+        this.catchUp = catchUp;
         this.indexes = new LinkedHashMap<>(256, 0.75f, true) {
             @Override
             protected boolean removeEldestEntry(Map.Entry<Long, CompletableFuture<ObjectIndex>> eldest) {
@@ -50,25 +61,32 @@ final class ObjectFetcher {
 
     /**
      * Batches of {@code streamId} in {@code object} from the one containing {@code startOffset}, below
-     * {@code endOffset}, up to about {@code maxBytes}. Payloads are retained for the caller.
+     * {@code endOffset}, up to about {@code maxBytes}. Payloads are retained for the caller. {@code reader} is the
+     * fetch's reader as recognised by {@link ReadAhead}: a sequential reader's reads are catch-up traffic, grow its
+     * window when they wait for the store, and read ahead past the data returned.
      */
     CompletableFuture<List<LogCache.CachedRead>> read(ObjectMetadata object, long streamId, long startOffset,
-                                                      long endOffset, long maxBytes) {
-        ObjectStorage.Priority priority = priorityOf(object);
+                                                      long endOffset, long maxBytes, ReadAhead.Reader reader) {
+        boolean catchUp = reader != null && reader.sequential();
+        ObjectStorage.Priority priority = catchUp ? ObjectStorage.Priority.CATCH_UP_READ : priorityOf(object);
+        RangeLoader loader = catchUp ? catchUpLoader(object) : loader(object, priority);
         return index(object, priority).thenCompose(index -> {
             List<IndexEntry> entries = index.find(streamId, startOffset, endOffset, maxBytes);
-            List<CompletableFuture<ByteBuf>> blocks = new ArrayList<>(entries.size());
-            for (IndexEntry entry : entries) {
-                BlockKey key = new BlockKey(object.objectId(), entry.position());
-                blocks.add(blockCache.get(key, k -> store.get(object.key(), entry.position(), entry.sizeBytes(), priority)));
+            List<BlockSpan> spans = spans(object, entries);
+            BlockCache.Lookup lookup = blockCache.getAll(spans, loader);
+            if (catchUp && lookup.missed() > 0) {
+                reader.window.onMiss();
             }
+            List<CompletableFuture<ByteBuf>> blocks = lookup.blocks();
             return CompletableFuture.allOf(blocks.toArray(CompletableFuture[]::new)).handle((ignored, error) -> {
                 List<LogCache.CachedRead> out = new ArrayList<>();
+                int stoppedIn = entries.size(); // the first block not read to its end
                 try {
                     if (error != null) {
                         throw error instanceof RuntimeException re ? re : new java.util.concurrent.CompletionException(error);
                     }
                     long bytes = 0;
+                    decode:
                     for (int i = 0; i < entries.size(); i++) {
                         ByteBuf block = blocks.get(i).join();
                         for (DecodedBatch b : DataBlock.decode(block, entries.get(i), object.key())) {
@@ -76,11 +94,18 @@ final class ObjectFetcher {
                                 continue;
                             }
                             if (b.baseOffset() >= endOffset || (!out.isEmpty() && bytes >= maxBytes)) {
-                                return out;
+                                stoppedIn = i;
+                                break decode;
                             }
                             out.add(new LogCache.CachedRead(b.baseOffset(), b.count(), b.payload().retain()));
                             bytes += b.payload().readableBytes();
                         }
+                    }
+                    if (catchUp && readAhead.enabled()) {
+                        keepUnread(spans, blocks, stoppedIn, reader);
+                        long next = out.isEmpty() ? startOffset : out.getLast().baseOffset() + out.getLast().count();
+                        List<IndexEntry> ahead = index.find(streamId, next, Long.MAX_VALUE, reader.window.bytes());
+                        blockCache.prefetch(spans(object, ahead), loader, reader.window);
                     }
                     return out;
                 } catch (RuntimeException e) {
@@ -101,6 +126,36 @@ final class ObjectFetcher {
     static ObjectStorage.Priority priorityOf(ObjectMetadata object) {
         return System.currentTimeMillis() - object.committedAtMs() < TAIL_WINDOW_MS
                 ? ObjectStorage.Priority.TAIL_READ : ObjectStorage.Priority.CATCH_UP_READ;
+    }
+
+
+    /**
+     * Hands the blocks this fetch did not read to their end back to the read-ahead area: a fetch that stops inside a
+     * block read ahead (and so consumed and dropped) would otherwise make the reader's next fetch GET it again.
+     */
+    private void keepUnread(List<BlockSpan> spans, List<CompletableFuture<ByteBuf>> blocks, int from,
+                            ReadAhead.Reader reader) {
+        for (int i = from; i < spans.size(); i++) {
+            blockCache.keepReadAhead(spans.get(i).key(), blocks.get(i).join().retainedDuplicate(), reader.window);
+        }
+    }
+
+    private static List<BlockSpan> spans(ObjectMetadata object, List<IndexEntry> entries) {
+        List<BlockSpan> spans = new ArrayList<>(entries.size());
+        for (IndexEntry entry : entries) {
+            spans.add(new BlockSpan(new BlockKey(object.objectId(), entry.position()), entry.sizeBytes()));
+        }
+        return spans;
+    }
+
+    private RangeLoader loader(ObjectMetadata object, ObjectStorage.Priority priority) {
+        return (objectId, position, length) -> store.get(object.key(), position, length, priority);
+    }
+
+    /** Reads of sequential readers: throttled, and (in the store layer) at the lowest priority. */
+    private RangeLoader catchUpLoader(ObjectMetadata object) {
+        return (objectId, position, length) -> catchUp.submit(length,
+                () -> store.get(object.key(), position, length, ObjectStorage.Priority.CATCH_UP_READ));
     }
 
     private CompletableFuture<ObjectIndex> index(ObjectMetadata object, ObjectStorage.Priority priority) {

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.s3stream.AppendResult;
+import io.s3stream.InvalidConfigException;
 import io.s3stream.OverCapacityException;
 import io.s3stream.RecordBatch;
 import io.s3stream.StorageConfig;
@@ -74,6 +75,10 @@ public final class StorageEngine implements StreamStorage {
     private final LogCache logCache;
     private final BlockCache blockCache;
     private final ObjectFetcher fetcher;
+    private final ReadAhead readAhead;
+    private final CatchUpThrottle catchUp;
+    final LongAdder fetchesFromLogCache = new LongAdder();
+    final LongAdder fetchesFromObjects = new LongAdder();
     private final Uploader uploader;
     private final Compactor compactor;
 
@@ -131,8 +136,11 @@ public final class StorageEngine implements StreamStorage {
         this.inflightTail = sentinel;
         this.drainHead = sentinel;
         this.logCache = new LogCache(config.logCacheBytes(), this::onCachePressure);
-        this.blockCache = BlockCache.create(config.blockCacheBytes());
-        this.fetcher = new ObjectFetcher(objects, blockCache, 10_000);
+        this.blockCache = BlockCache.create(config.blockCacheBytes(), config.readAheadBytes());
+        this.readAhead = new ReadAhead(Math.min(config.readAheadMaxWindowBytes(), 2 * config.objectBlockSizeBytes()),
+                config.readAheadBytes() == 0 ? 0 : config.readAheadMaxWindowBytes());
+        this.catchUp = new CatchUpThrottle(config.catchUpMaxInFlight(), config.catchUpBytesPerSecond());
+        this.fetcher = new ObjectFetcher(objects, blockCache, readAhead, catchUp, 10_000);
         this.uploader = new Uploader(this, logCache, objects, metadata, wal, alloc, config.uploadThresholdBytes(),
                 config.uploadInterval(), config.streamObjectThresholdBytes(), config.objectBlockSizeBytes(),
                 config.multipartThresholdBytes());
@@ -142,6 +150,7 @@ public final class StorageEngine implements StreamStorage {
 
     /** Opens the backends, registers the node, recovers the WAL, and returns a running engine. */
     public static StorageEngine start(StorageConfig config) {
+        checkMemory(config, MemoryLimits.maxDirectMemoryBytes());
         ObjectStorage objects = new ObjectStorage(ObjectStores.open(config.objectStore()),
                 ObjectStorage.RetryPolicy.defaults(), ObjectStorage.Settings.defaults()
                 .withMaxInFlight(config.objectStoreMaxInFlight())
@@ -283,6 +292,7 @@ public final class StorageEngine implements StreamStorage {
                                 .thenApply(m -> (Void) null))
                 .whenComplete((v, error) -> {
                     streams.remove(handle.streamId(), handle);
+                    readAhead.forget(handle.streamId());
                     if (error == null) {
                         done.complete(null);
                     } else {
@@ -492,6 +502,22 @@ public final class StorageEngine implements StreamStorage {
         return objects;
     }
 
+    ReadAhead readAhead() {
+        return readAhead;
+    }
+
+    /** Refuses budgets that cannot fit in the JVM's direct memory: fail at startup, not with an OOM mid-replay. */
+    static void checkMemory(StorageConfig config, long directLimitBytes) {
+        long total = config.logCacheBytes() + config.blockCacheBytes();
+        if (total > directLimitBytes) {
+            throw new InvalidConfigException("StorageConfig.logCacheBytes (" + config.logCacheBytes()
+                    + ") + blockCacheBytes (" + config.blockCacheBytes() + ") = " + total
+                    + " bytes exceed the JVM's direct-memory limit of " + directLimitBytes
+                    + " bytes (-XX:MaxDirectMemorySize, or the maximum heap when unset): lower the cache budgets "
+                    + "or raise -XX:MaxDirectMemorySize");
+        }
+    }
+
     ObjectFetcher fetcher() {
         return fetcher;
     }
@@ -517,9 +543,15 @@ public final class StorageEngine implements StreamStorage {
     @Override
     public StorageMetrics metrics() {
         BlockCache.Stats cache = blockCache.stats();
+        java.util.List<Integer> windows = readAhead.windows();
         return new StorageMetrics(appendedBatches.sum(), appendedBytes.sum(), uploader.uploadedObjects.sum(),
-                uploader.uploadedBytes.sum(), logCache.usedBytes(), cache.bytesHeld(), cache.hits(), cache.misses(),
-                objects.requestCounts(), objects.bytesOut(), objects.bytesIn(), objects.retries());
+                uploader.uploadedBytes.sum(), logCache.usedBytes(), cache.bytesHeld() + cache.readAheadBytesHeld(),
+                cache.hits(), cache.misses(), objects.requestCounts(), objects.bytesOut(), objects.bytesIn(), objects.retries(),
+                logCache.capacityBytes(), cache.capacityBytes(), fetchesFromLogCache.sum(), fetchesFromObjects.sum(),
+                cache.evictions(), cache.mergedLoads(), cache.readAheadBytesHeld(), cache.readAheadHits(),
+                cache.readAheadBlocks(), cache.readAheadEvictedUnread(), windows.size(),
+                windows.stream().mapToLong(Integer::longValue).max().orElse(0),
+                windows.stream().mapToLong(Integer::longValue).sum(), catchUp.queued());
     }
 
     // ---------------------------------------------------------------- shutdown

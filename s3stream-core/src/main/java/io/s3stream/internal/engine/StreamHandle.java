@@ -103,9 +103,17 @@ final class StreamHandle implements Stream {
         }
         List<LogCache.CachedRead> cached = engine.logCache().read(streamId, fetchStart, end, maxBytes);
         if (cached != null) {
+            engine.fetchesFromLogCache.increment();
             return CompletableFuture.completedFuture(toResult(cached));
         }
-        return fetchFromObjects(fetchStart, end, maxBytes, 1).thenApply(this::toResult);
+        engine.fetchesFromObjects.increment();
+        ReadAhead.Reader reader = engine.readAhead().begin(streamId, fetchStart);
+        return fetchFromObjects(fetchStart, end, maxBytes, 1, reader).thenApply(reads -> {
+            if (!reads.isEmpty()) {
+                engine.readAhead().advance(streamId, reader, reads.getLast().baseOffset() + reads.getLast().count());
+            }
+            return toResult(reads);
+        });
     }
 
     /**
@@ -114,12 +122,12 @@ final class StreamHandle implements Stream {
      * the manifest, which by now names the compaction's outputs, is asked again.
      */
     private CompletableFuture<List<LogCache.CachedRead>> fetchFromObjects(long fetchStart, long end, int maxBytes,
-                                                                         int attempt) {
+                                                                         int attempt, ReadAhead.Reader reader) {
         return engine.metadataStore().getObjects(streamId, fetchStart, end, OBJECTS_PER_LOOKUP)
-                .thenCompose(objects -> readObjects(objects, 0, fetchStart, end, maxBytes, new ArrayList<>()))
+                .thenCompose(objects -> readObjects(objects, 0, fetchStart, end, maxBytes, new ArrayList<>(), reader))
                 .exceptionallyCompose(error -> {
                     if (attempt < MAX_LOOKUPS && isObjectGone(error)) {
-                        return fetchFromObjects(fetchStart, end, maxBytes, attempt + 1);
+                        return fetchFromObjects(fetchStart, end, maxBytes, attempt + 1, reader);
                     }
                     return CompletableFuture.failedFuture(error);
                 });
@@ -136,7 +144,8 @@ final class StreamHandle implements Stream {
 
     private CompletableFuture<List<LogCache.CachedRead>> readObjects(List<ObjectMetadata> objects, int index, long next,
                                                                     long end, long maxBytes,
-                                                                    List<LogCache.CachedRead> acc) {
+                                                                    List<LogCache.CachedRead> acc,
+                                                                    ReadAhead.Reader reader) {
         long bytes = acc.stream().mapToLong(r -> r.payload().readableBytes()).sum();
         if (next >= end || (!acc.isEmpty() && bytes >= maxBytes)) {
             return CompletableFuture.completedFuture(acc);
@@ -164,7 +173,7 @@ final class StreamHandle implements Stream {
             }
             return CompletableFuture.completedFuture(acc);
         }
-        return engine.fetcher().read(object, streamId, next, end, maxBytes - bytes).handle((reads, error) -> {
+        return engine.fetcher().read(object, streamId, next, end, maxBytes - bytes, reader).handle((reads, error) -> {
             if (error != null) {
                 acc.forEach(r -> r.payload().release());
                 throw error instanceof RuntimeException re ? re : new java.util.concurrent.CompletionException(error);
@@ -176,7 +185,7 @@ final class StreamHandle implements Stream {
             if (after == next) {
                 return CompletableFuture.completedFuture(list);
             }
-            return readObjects(objects, index + 1, after, end, maxBytes, list);
+            return readObjects(objects, index + 1, after, end, maxBytes, list, reader);
         });
     }
 

@@ -1,0 +1,103 @@
+package io.s3stream.internal.engine;
+
+import io.netty.buffer.ByteBuf;
+
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Caps the object-store reads of catch-up readers (read-ahead and the demand reads of sequential readers): at most
+ * {@code maxInFlight} at once, and at most {@code bytesPerSecond} on average, so that replaying history can use the
+ * store's spare capacity but never all of it.
+ *
+ * <p>Design note: this sits above {@code ObjectStorage}, whose scheduler ranks catch-up reads below uploads,
+ * compaction and tail reads; the scheduler decides who goes first when slots are scarce, this throttle bounds how many
+ * slots and how much bandwidth catch-up may take even when they are not. Requests over the limits wait in a FIFO
+ * queue here, not in the store layer, so they hold no store slot and no memory while waiting (the read-ahead bytes
+ * are reserved in the block cache, which bounds the queue's length). Bandwidth is paced rather than metered: each
+ * request moves a "next start" clock forward by its size over the rate, and starts when the clock allows.
+ */
+final class CatchUpThrottle {
+    private final int maxInFlight;
+    private final long bytesPerSecond;
+    private final ArrayDeque<Runnable> waiting = new ArrayDeque<>();
+    private int inFlight; // guarded by this
+    private long nextStartNanos; // guarded by this
+    private long queued; // guarded by this: requests that had to wait, cumulative
+
+    /**
+     * @param maxInFlight    catch-up reads in flight at once, positive
+     * @param bytesPerSecond average catch-up read bandwidth, or 0 for no limit
+     */
+    CatchUpThrottle(int maxInFlight, long bytesPerSecond) {
+        this.maxInFlight = maxInFlight;
+        this.bytesPerSecond = bytesPerSecond;
+    }
+
+    /** Runs {@code read} (of {@code bytes}) when the limits allow; the result is the read's. */
+    CompletableFuture<ByteBuf> submit(int bytes, Supplier<CompletableFuture<ByteBuf>> read) {
+        CompletableFuture<ByteBuf> result = new CompletableFuture<>();
+        Runnable start = () -> paced(bytes).execute(() -> run(read, result));
+        boolean now;
+        synchronized (this) {
+            now = inFlight < maxInFlight;
+            if (now) {
+                inFlight++;
+            } else {
+                queued++;
+                waiting.add(start);
+            }
+        }
+        if (now) {
+            start.run();
+        }
+        return result;
+    }
+
+    synchronized long queued() {
+        return queued;
+    }
+
+    private Executor paced(int bytes) {
+        if (bytesPerSecond <= 0) {
+            return Runnable::run;
+        }
+        long delayNanos;
+        synchronized (this) {
+            long now = System.nanoTime();
+            long startAt = Math.max(now, nextStartNanos);
+            nextStartNanos = startAt + (long) (bytes * 1e9 / bytesPerSecond);
+            delayNanos = startAt - now;
+        }
+        return delayNanos <= 0 ? Runnable::run : CompletableFuture.delayedExecutor(delayNanos, TimeUnit.NANOSECONDS);
+    }
+
+    private void run(Supplier<CompletableFuture<ByteBuf>> read, CompletableFuture<ByteBuf> result) {
+        CompletableFuture<ByteBuf> f;
+        try {
+            f = read.get();
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        f.whenComplete((buf, error) -> {
+            Runnable next;
+            synchronized (this) {
+                next = waiting.poll();
+                if (next == null) {
+                    inFlight--;
+                }
+            }
+            if (next != null) {
+                next.run(); // the slot passes straight to the next waiter
+            }
+            if (error != null) {
+                result.completeExceptionally(error);
+            } else if (!result.complete(buf)) {
+                buf.release();
+            }
+        });
+    }
+}
