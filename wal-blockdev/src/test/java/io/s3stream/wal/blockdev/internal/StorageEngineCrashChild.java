@@ -38,8 +38,12 @@ public final class StorageEngineCrashChild {
     private StorageEngineCrashChild() {
     }
 
-    /** The engine settings of parent and child: small budgets so uploads, WAL wrap-around and trims happen every cycle. */
-    static StorageConfig config(Path dataDir) {
+    /**
+     * The engine settings of parent and child: small budgets so uploads, WAL wrap-around and trims happen every cycle.
+     * The upload threshold and interval vary per process: a large threshold leaves megabytes for recovery, a short
+     * interval makes the upload ticker fire while recovery is still running.
+     */
+    static StorageConfig config(Path dataDir, long uploadThresholdBytes, long uploadIntervalMs) {
         return StorageConfig.builder()
                 .nodeId(1)
                 .dataDir(dataDir)
@@ -47,8 +51,8 @@ public final class StorageEngineCrashChild {
                         + "?capacity=" + StorageEngineCrashTest.WAL_CAPACITY)
                 .logCacheBytes(16L << 20)
                 .blockCacheBytes(8L << 20)
-                .uploadThresholdBytes(1L << 20)
-                .uploadInterval(Duration.ofMillis(200))
+                .uploadThresholdBytes(uploadThresholdBytes)
+                .uploadInterval(Duration.ofMillis(uploadIntervalMs))
                 .streamObjectThresholdBytes(256L << 10)
                 .objectBlockSizeBytes(64 << 10)
                 .maxBatchBytes(64 << 10)
@@ -133,7 +137,7 @@ public final class StorageEngineCrashChild {
         }
     }
 
-    /** Args: dataDir epoch seed statusFile ackFile streams threads bytesPerSecond. */
+    /** Args: dataDir epoch seed statusFile ackFile streams threads bytesPerSecond uploadThresholdBytes uploadIntervalMs. */
     public static void main(String[] args) throws Exception {
         Path dataDir = Path.of(args[0]);
         long epoch = Long.parseLong(args[1]);
@@ -146,7 +150,7 @@ public final class StorageEngineCrashChild {
 
         status.line("STARTING");
         long t0 = System.nanoTime();
-        StreamStorage storage = StreamStorage.open(config(dataDir)); // recovers what the killed process left
+        StreamStorage storage = StreamStorage.open(config(dataDir, Long.parseLong(args[8]), Long.parseLong(args[9]))); // recovers what the killed process left
         status.line("RECOVERED " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
 
         List<Stream> streams = new ArrayList<>();

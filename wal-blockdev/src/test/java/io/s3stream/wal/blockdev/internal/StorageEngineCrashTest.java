@@ -42,7 +42,9 @@ import static org.assertj.core.api.Assertions.fail;
  * </ul>
  * Some cycles crash twice: the second child is killed while {@code StreamStorage.open} is still recovering the
  * first one's WAL. The verifier leaves its own appends in the WAL (halting like a crash) on some cycles, so children
- * also recover and upload on startup. Small budgets make uploads, WAL wrap-around and trims happen every cycle.
+ * also recover and upload on startup. Small budgets make uploads, WAL wrap-around and trims happen every cycle;
+ * upload threshold and interval vary per process, and the verifier's 20 ms interval makes the upload ticker fire
+ * during its recovery (which once lost acknowledged appends: the uploader raced recovery).
  *
  * <p>{@code -Ds3stream.crash.cycles=N} runs more cycles (default 20), {@code -Ds3stream.crash.seed=S} replays a seed.
  */
@@ -166,6 +168,8 @@ class StorageEngineCrashTest {
      */
     private ChildRun runChild(Path dataDir, long runMs, long killAfterStartMs) throws Exception {
         int n = runs++;
+        long uploadThreshold = (n % 2 == 0 ? 1L : 4L) << 20;
+        long uploadIntervalMs = new long[]{20, 200, 1000}[n % 3];
         long childEpoch = ++epoch;
         epochs.add(childEpoch);
         Path status = dataDir.resolve("logs/status-" + n + ".txt");
@@ -179,7 +183,7 @@ class StorageEngineCrashTest {
                 "-cp", System.getProperty("java.class.path"), StorageEngineCrashChild.class.getName(),
                 dataDir.toString(), Long.toString(childEpoch), Long.toString(seed), status.toString(),
                 ackLog.toString(), Integer.toString(STREAMS), Integer.toString(THREADS),
-                Long.toString(CHILD_BYTES_PER_SECOND))
+                Long.toString(CHILD_BYTES_PER_SECOND), Long.toString(uploadThreshold), Long.toString(uploadIntervalMs))
                 .redirectErrorStream(true).redirectOutput(stderr.toFile()).start();
         ChildRun run = new ChildRun();
         run.stderr = stderr;
@@ -271,7 +275,7 @@ class StorageEngineCrashTest {
     private void verify(Path dataDir, boolean full, boolean halt) throws Exception {
         long verifierEpoch = ++epoch;
         epochs.add(verifierEpoch);
-        StreamStorage storage = StreamStorage.open(StorageEngineCrashChild.config(dataDir));
+        StreamStorage storage = StreamStorage.open(StorageEngineCrashChild.config(dataDir, 1L << 20, 20));
         boolean halted = false;
         try {
             recoveryUploads += storage.metrics().uploadedObjects();
