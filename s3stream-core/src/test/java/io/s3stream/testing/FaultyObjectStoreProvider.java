@@ -15,6 +15,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class FaultyObjectStoreProvider implements ObjectStoreProvider {
     private static final ConcurrentHashMap<String, FaultInjectingObjectStore> OPENED = new ConcurrentHashMap<>();
+    private static final ConcurrentHashMap<String, java.util.function.Consumer<FaultInjectingObjectStore>> ON_OPEN =
+            new ConcurrentHashMap<>();
 
     @Override
     public String scheme() {
@@ -25,6 +27,10 @@ public final class FaultyObjectStoreProvider implements ObjectStoreProvider {
     public ObjectStore open(URI uri) {
         String name = uri.getAuthority();
         FaultInjectingObjectStore store = new FaultInjectingObjectStore(ObjectStores.open("mem://" + name), 42);
+        java.util.function.Consumer<FaultInjectingObjectStore> setup = ON_OPEN.get(name);
+        if (setup != null) {
+            setup.accept(store);
+        }
         OPENED.put(name, store);
         return store;
     }
@@ -38,7 +44,16 @@ public final class FaultyObjectStoreProvider implements ObjectStoreProvider {
         return store;
     }
 
+    /**
+     * Installs faults on every store opened as {@code faulty://name} from now on, before the engine uses it (for
+     * faults that must already act while {@code StreamStorage.open} recovers).
+     */
+    public static void onOpen(String name, java.util.function.Consumer<FaultInjectingObjectStore> setup) {
+        ON_OPEN.put(name, setup);
+    }
+
     public static void forget(String name) {
+        ON_OPEN.remove(name);
         OPENED.remove(name);
         MemObjectStore.clear(name);
     }

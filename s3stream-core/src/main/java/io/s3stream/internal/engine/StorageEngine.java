@@ -164,6 +164,7 @@ public final class StorageEngine implements StreamStorage {
                     config.backpressureTimeout()));
             StorageEngine engine = new StorageEngine(config, objects, metadata, nodeEpoch, wal);
             engine.recover();
+            engine.uploader.start(); // not before: recovery uploads on its own and must be alone in doing so
             if (config.compactionEnabled()) {
                 engine.compactor.start();
             }

@@ -71,6 +71,13 @@ final class Uploader implements AutoCloseable {
     private final ScheduledExecutorService ticker;
     private final AtomicBoolean triggered = new AtomicBoolean();
     private volatile boolean closing;
+    /**
+     * False while the engine recovers: recovery uploads recovered blocks itself, in order, on its own thread, and only
+     * then trims the WAL. A round on the uploader thread meanwhile (the age ticker, cache pressure) would seal recovered
+     * data behind recovery's back: commits out of order, a WAL trim before {@code recover()} returned, and recovery
+     * trimming past a block whose commit a newly opened epoch then fences, losing acknowledged appends.
+     */
+    private volatile boolean started;
     final LongAdder uploadedObjects = new LongAdder();
     final LongAdder uploadedBytes = new LongAdder();
 
@@ -94,9 +101,14 @@ final class Uploader implements AutoCloseable {
         ticker.scheduleWithFixedDelay(this::tick, tick, tick, TimeUnit.MILLISECONDS);
     }
 
-    /** Asks for an upload of the active block now (coalesced: many triggers, one upload). */
+    /** Lets triggers and the age ticker start upload rounds; called once recovery has uploaded and trimmed. */
+    void start() {
+        started = true;
+    }
+
+    /** Asks for an upload of the active block now (coalesced: many triggers, one upload); ignored before {@link #start}. */
     void trigger() {
-        if (!closing && triggered.compareAndSet(false, true)) {
+        if (started && !closing && triggered.compareAndSet(false, true)) {
             try {
                 thread.execute(this::uploadRound);
             } catch (java.util.concurrent.RejectedExecutionException e) {

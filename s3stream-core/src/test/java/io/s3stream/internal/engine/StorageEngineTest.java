@@ -298,6 +298,61 @@ class StorageEngineTest {
         assertThat(total).isEqualTo(2000);
     }
 
+    /**
+     * Regression (found by wal-blockdev's StorageEngineCrashTest): the upload ticker ran while {@code open} was still
+     * recovering the WAL, so the uploader thread sealed and uploaded recovered blocks concurrently with recovery's
+     * own uploads. Recovery could then find the active block already taken, trim the WAL past data whose commit was
+     * still in flight, and return; opening the stream at a new epoch fenced that commit and the acknowledged data was
+     * gone (it also trimmed before {@code recover()} returned, which the blockdev WAL refuses). A WAL that recovers
+     * slowly (as one read from disk does), slow PUTs and a 1 ms upload interval make the ticker fire mid-recovery.
+     */
+    @Test
+    void uploadsDoNotRunConcurrentlyWithRecovery() throws Exception {
+        String storeName = "recovery-race-" + java.util.UUID.randomUUID();
+        try {
+            StreamStorage storage = fixture.open(1, b -> b.objectStore("faulty://" + storeName)
+                    .uploadThresholdBytes(4L * 1024 * 1024).uploadInterval(Duration.ofSeconds(30)));
+            List<Stream> streams = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                streams.add(storage.createStream(StreamOptions.defaults()).get());
+            }
+            for (int i = 0; i < 40; i++) { // stays in the log cache and the WAL
+                append(streams.get(i % 2), 1 + random.nextInt(3), payload(8_000 + random.nextInt(4_000)));
+            }
+            Map<Long, Long> ends = new java.util.HashMap<>();
+            for (Stream s : streams) {
+                ends.put(s.streamId(), s.confirmedOffset());
+            }
+            assertThat(storage.metrics().uploadedObjects()).isZero();
+            fixture.crash(storage);
+
+            io.s3stream.testing.FaultyObjectStoreProvider.onOpen(storeName, store ->
+                    store.on(io.s3stream.testing.FaultInjectingObjectStore.Operation.PUT).always()
+                            .delay(Duration.ofMillis(100)));
+            StreamStorage restarted = fixture.open(1, b -> b.objectStore("faulty://" + storeName)
+                    .wal("slowrecovery://" + fixture.walName(1) + "?capacity=64MiB&recordDelayMs=15")
+                    .uploadThresholdBytes(1024 * 1024).uploadInterval(Duration.ofMillis(1)));
+            for (Stream s : streams) {
+                Stream reopened = restarted.openStream(s.streamId(), 1).get(30, TimeUnit.SECONDS);
+                assertThat(reopened.confirmedOffset()).as("recovered end of stream " + s.streamId())
+                        .isEqualTo(ends.get(s.streamId()));
+                readAllAndCheck(reopened, 0, 1 << 20);
+            }
+            restarted.close();
+
+            io.s3stream.testing.FaultyObjectStoreProvider.onOpen(storeName, store -> { });
+            StreamStorage third = fixture.open(1, b -> b.objectStore("faulty://" + storeName));
+            for (Stream s : streams) {
+                Stream reopened = third.openStream(s.streamId(), 2).get(30, TimeUnit.SECONDS);
+                assertThat(reopened.confirmedOffset()).as("end of stream " + s.streamId() + " after a clean close")
+                        .isEqualTo(ends.get(s.streamId()));
+                readAllAndCheck(reopened, 0, 1 << 20);
+            }
+        } finally {
+            io.s3stream.testing.FaultyObjectStoreProvider.forget(storeName);
+        }
+    }
+
     @Test
     void aFailingObjectStoreTurnsIntoBackPressureAndNothingAcknowledgedIsLost() throws Exception {
         String storeName = "bp-" + java.util.UUID.randomUUID();
