@@ -573,13 +573,14 @@ public final class StorageEngine implements StreamStorage {
         } finally {
             sequencer.unlock();
         }
+        uploader.beginClose();
         try {
             List<CompletableFuture<Void>> closing = new ArrayList<>();
             for (StreamHandle h : open) {
                 closing.add(finishStream(h, false));
             }
             flush().get(5, TimeUnit.MINUTES);
-            CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new)).get(5, TimeUnit.MINUTES);
+            CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new)).get(1, TimeUnit.MINUTES);
         } catch (Exception e) {
             LOG.log(System.Logger.Level.WARNING, "close could not upload everything; the rest stays in the WAL "
                     + "and is recovered at the next start: " + e);

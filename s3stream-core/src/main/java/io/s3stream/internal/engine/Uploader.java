@@ -72,6 +72,12 @@ final class Uploader implements AutoCloseable {
     private final AtomicBoolean triggered = new AtomicBoolean();
     private volatile boolean closing;
     /**
+     * Set when a block was given up on (only while closing). From then on no block is uploaded and the WAL is never
+     * trimmed again: trimming past a later block would drop the abandoned block's records from the WAL, their only
+     * durable copy. Everything stays in the WAL and is recovered at the next start.
+     */
+    private volatile boolean abandoned;
+    /**
      * False while the engine recovers: recovery uploads recovered blocks itself, in order, on its own thread, and only
      * then trims the WAL. A round on the uploader thread meanwhile (the age ticker, cache pressure) would seal recovered
      * data behind recovery's back: commits out of order, a WAL trim before {@code recover()} returned, and recovery
@@ -168,6 +174,10 @@ final class Uploader implements AutoCloseable {
     }
 
     private void uploadWithRetry(LogCache.Block block, boolean trimWal) {
+        if (abandoned) {
+            throw new StorageIOException("an earlier log cache block could not be uploaded while closing; block "
+                    + block.id + " stays in the WAL too and is recovered at the next start", null);
+        }
         int attempt = 0;
         while (true) {
             try {
@@ -182,6 +192,7 @@ final class Uploader implements AutoCloseable {
                 Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
                 logCache.noteUploadProblem(cause.getMessage());
                 if (closing && attempt >= 3) {
+                    abandoned = true;
                     throw new StorageIOException("upload of log cache block " + block.id + " failed " + attempt
                             + " times while closing; its data stays in the WAL and is recovered at the next start", e);
                 }
@@ -314,6 +325,14 @@ final class Uploader implements AutoCloseable {
             object.release();
         }
         return new CommitRequest.NewObject(objectId, type, size, ranges);
+    }
+
+    /**
+     * The engine is closing: from now on a failing upload is given up after a few attempts (its data stays in the WAL)
+     * instead of being retried until the store recovers, so that close() ends.
+     */
+    void beginClose() {
+        closing = true;
     }
 
     /** Stops taking new rounds; an upload in progress finishes (or gives up after a few attempts). */

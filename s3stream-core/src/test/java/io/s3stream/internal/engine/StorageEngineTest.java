@@ -397,6 +397,71 @@ class StorageEngineTest {
     }
 
     @Test
+    void closeGivesUpOnADeadStoreAndTheWalKeepsEverything() throws Exception {
+        String storeName = "dead-" + java.util.UUID.randomUUID();
+        try {
+            StreamStorage storage = fixture.open(1, b -> b.objectStore("faulty://" + storeName));
+            Stream s = storage.createStream(StreamOptions.defaults()).get();
+            append(s, 1, payload(1000)); // commits the stream's creation while the store is healthy
+            var faults = io.s3stream.testing.FaultyObjectStoreProvider.faults(storeName);
+            faults.on(io.s3stream.testing.FaultInjectingObjectStore.Operation.PUT).always()
+                    .failFatal("403 AccessDenied");
+            for (int i = 0; i < 80; i++) {
+                append(s, 1, payload(20_000)); // over the 1 MiB upload threshold: a round is already retrying
+            }
+            long started = System.nanoTime();
+            storage.close(); // must not wait for a store that refuses everything
+            long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
+            assertThat(seconds).as("close() gave up on the dead store").isLessThan(60);
+
+            faults.clearFaults();
+            StreamStorage restarted = fixture.open(1, b -> b.objectStore("faulty://" + storeName));
+            Stream again = restarted.openStream(s.streamId(), 1).get();
+            assertThat(again.confirmedOffset()).isEqualTo(81);
+            readAllAndCheck(again, 0, 1 << 20);
+        } finally {
+            io.s3stream.testing.FaultyObjectStoreProvider.forget(storeName);
+        }
+    }
+
+    /**
+     * The store fails through close()'s give-up of one block and then recovers for the next block: the later block must
+     * not be uploaded and trimmed past the abandoned one, whose only durable copy is the WAL.
+     */
+    @Test
+    void aBlockGivenUpOnWhileClosingIsNeverTrimmedFromTheWal() throws Exception {
+        String storeName = "flaky-" + java.util.UUID.randomUUID();
+        try {
+            StreamStorage storage = fixture.open(1, b -> b.objectStore("faulty://" + storeName));
+            Stream s = storage.createStream(StreamOptions.defaults()).get();
+            var faults = io.s3stream.testing.FaultyObjectStoreProvider.faults(storeName);
+            faults.on(io.s3stream.testing.FaultInjectingObjectStore.Operation.PUT).always().failFatal("403 AccessDenied");
+            for (int i = 0; i < 60; i++) {
+                append(s, 1, payload(20_000)); // > 1 MiB: a block is sealed and its upload keeps failing
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (faults.faultsInjected(io.s3stream.testing.FaultInjectingObjectStore.Operation.PUT) < 3) {
+                assertThat(System.nanoTime()).as("the first block's upload was attempted 3 times").isLessThan(deadline);
+                Thread.sleep(5);
+            }
+            for (int i = 0; i < 10; i++) {
+                append(s, 1, payload(1000)); // the next block, still in the log cache's active block
+            }
+            // One more failure (the first block's attempt after close began: it is given up), then a healthy store.
+            faults.clearFaults();
+            faults.on(io.s3stream.testing.FaultInjectingObjectStore.Operation.PUT).nextCalls(1).failFatal("403 AccessDenied");
+            storage.close();
+
+            StreamStorage restarted = fixture.open(1, b -> b.objectStore("faulty://" + storeName));
+            Stream again = restarted.openStream(s.streamId(), 1).get();
+            assertThat(again.confirmedOffset()).isEqualTo(70);
+            readAllAndCheck(again, 0, 1 << 20);
+        } finally {
+            io.s3stream.testing.FaultyObjectStoreProvider.forget(storeName);
+        }
+    }
+
+    @Test
     void aCorruptObjectIsReportedNeverReturned() throws Exception {
         String storeName = "corrupt-" + java.util.UUID.randomUUID();
         try {
