@@ -35,12 +35,17 @@ import java.util.concurrent.Executor;
 final class PartitionLog {
     /** Kafka keeps the metadata of the last five batches per producer to recognise retried duplicates. */
     private static final int PRODUCER_BATCH_CACHE = 5;
+    private static final System.Logger LOG = System.getLogger(PartitionLog.class.getName());
 
     private final String topic;
     private final int partition;
     private final Stream stream;
     private final SerialExecutor appender;
+    /** How much of the partition's tail is scanned to rebuild producer state after an open. */
+    static final long PRODUCER_RECOVERY_TAIL_BYTES = 8L << 20;
+
     private final Map<Long, ProducerEntry> producers = new HashMap<>(); // owned by appender
+    private boolean producersRecovered; // owned by appender
     private final ConcurrentLinkedQueue<Runnable> waiters = new ConcurrentLinkedQueue<>();
     private volatile Throwable failure;
 
@@ -96,6 +101,9 @@ final class PartitionLog {
         int count = (int) (batch.lastOffset() - batch.baseOffset()) + 1;
         ProducerEntry entry = null;
         if (producerId >= 0) {
+            if (!producersRecovered) {
+                recoverProducers();
+            }
             entry = producers.get(producerId);
             if (entry != null) {
                 short epoch = batch.producerEpoch();
@@ -120,7 +128,7 @@ final class PartitionLog {
                     return;
                 }
             }
-            // An unknown producer is accepted at any sequence: producer state is not recovered after a restart yet.
+            // A producer not seen in the recovered tail is accepted at any sequence (its state is older than the tail).
         }
         long baseOffset = stream.nextOffset();
         batch.setLastOffset(baseOffset + (int) (batch.lastOffset() - batch.baseOffset()));
@@ -161,6 +169,67 @@ final class PartitionLog {
             }
             wakeWaiters();
         });
+    }
+
+    /**
+     * Rebuilds idempotent-producer state (epoch and the last five batches per producer id) from the partition's tail,
+     * once per open, on the first idempotent append: a retry that spans a broker restart or a partition move then gets
+     * its original offset instead of being stored twice, and a gap is still rejected. The tail is the last
+     * {@link #PRODUCER_RECOVERY_TAIL_BYTES} or so (estimated from the size of the last batch); a producer whose last
+     * batch is older than that is treated as new. Runs on the appender, before any idempotent append of this handle.
+     */
+    private void recoverProducers() {
+        producersRecovered = true;
+        long end = stream.confirmedOffset();
+        long start = stream.startOffset();
+        if (end <= start) {
+            return;
+        }
+        try {
+            long from;
+            try (FetchResult last = stream.fetch(end - 1, end, 1).join()) {
+                StoredBatch b = last.batches().getFirst();
+                long perRecord = Math.max(1, b.payload().remaining() / Math.max(1, b.count()));
+                from = Math.max(start, end - Math.max(1, PRODUCER_RECOVERY_TAIL_BYTES / perRecord));
+            }
+            long scanned = 0;
+            while (from < end) {
+                long next = from;
+                try (FetchResult fr = stream.fetch(from, end, 1 << 20).join()) {
+                    for (StoredBatch sb : fr.batches()) {
+                        next = sb.endOffset();
+                        scanned++;
+                        for (MutableRecordBatch kb : MemoryRecords.readableRecords(sb.payload().duplicate()).batches()) {
+                            if (kb.producerId() < 0 || kb.isControlBatch()) {
+                                continue;
+                            }
+                            ProducerEntry e = producers.get(kb.producerId());
+                            if (e == null || kb.producerEpoch() > e.epoch) {
+                                e = new ProducerEntry(kb.producerEpoch());
+                                producers.put(kb.producerId(), e);
+                            } else if (kb.producerEpoch() < e.epoch) {
+                                continue;
+                            }
+                            e.recent.addLast(new BatchMeta(kb.baseSequence(), kb.lastSequence(), kb.baseOffset()));
+                            if (e.recent.size() > PRODUCER_BATCH_CACHE) {
+                                e.recent.removeFirst();
+                            }
+                        }
+                    }
+                }
+                if (next <= from) {
+                    break;
+                }
+                from = next;
+            }
+            long batches = scanned;
+            LOG.log(System.Logger.Level.DEBUG, () -> topic + "-" + partition + ": producer state of " + producers.size()
+                    + " producer(s) rebuilt from " + batches + " tail batch(es)");
+        } catch (RuntimeException e) {
+            // Trimmed meanwhile or unreadable: fall back to accepting unknown producers, and say so.
+            LOG.log(System.Logger.Level.WARNING, () -> topic + "-" + partition
+                    + ": could not rebuild producer state from the tail; unknown producers are accepted at any sequence", e);
+        }
     }
 
     /** Runs {@code waiter} once after the next append completes (or at once if data past {@code offset} exists). */
