@@ -447,11 +447,12 @@ final class KafkaApis {
                 list.add(appendPartition(t, log, pd));
             }
         }
-        if (data.acks() == 0) {
-            return CompletableFuture.completedFuture(null);
-        }
         List<CompletableFuture<?>> all = new ArrayList<>();
         results.values().forEach(all::addAll);
+        if (data.acks() == 0) {
+            // No response, but the request (whose frame holds the batches) is done only once they are appended.
+            return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenApply(v -> null);
+        }
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenApply(v -> {
             ProduceResponseData.TopicProduceResponseCollection responses = new ProduceResponseData.TopicProduceResponseCollection();
             results.forEach((name, list) -> {
@@ -526,9 +527,9 @@ final class KafkaApis {
             return CompletableFuture.completedFuture(partitionError(index, Errors.INVALID_RECORD,
                     "a produce request must carry exactly one batch per partition, got " + batches));
         }
-        ByteBuffer copy = ByteBuffer.allocate(validBytes);
-        copy.put(records.buffer().duplicate()).flip();
-        return log.append(copy, logAppendTime).thenApply(o -> new ProduceResponseData.PartitionProduceResponse()
+        // The batch is a view of the request frame, owned by this request until it is answered; the append rewrites
+        // its base offset in place and the library copies it into the log cache.
+        return log.append(records.buffer().duplicate(), logAppendTime).thenApply(o -> new ProduceResponseData.PartitionProduceResponse()
                 .setIndex(index).setErrorCode(o.error().code()).setBaseOffset(o.baseOffset())
                 .setLogAppendTimeMs(o.logAppendTimeMs()).setLogStartOffset(log.logStartOffset()));
     }
