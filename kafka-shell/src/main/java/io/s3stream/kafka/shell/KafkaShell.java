@@ -57,6 +57,19 @@ public final class KafkaShell implements AutoCloseable {
         this.groups = new GroupCoordinator(config, storage.keyValues());
         groups.load();
         KafkaApis apis = new KafkaApis(config, topics, groups, storage.keyValues(), timer);
+        long every = config.retentionCheckIntervalMs();
+        java.util.concurrent.atomic.AtomicBoolean retentionRunning = new java.util.concurrent.atomic.AtomicBoolean();
+        timer.scheduleWithFixedDelay(() -> {
+            if (retentionRunning.compareAndSet(false, true)) {
+                blocking.execute(() -> {
+                    try {
+                        applyRetention(topics);
+                    } finally {
+                        retentionRunning.set(false);
+                    }
+                });
+            }
+        }, every, every, java.util.concurrent.TimeUnit.MILLISECONDS);
         this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         this.workers = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
                 NioIoHandler.newFactory());
@@ -74,6 +87,24 @@ public final class KafkaShell implements AutoCloseable {
                 .bind(new InetSocketAddress(config.host(), config.port())).sync().channel();
         this.port = ((InetSocketAddress) server.localAddress()).getPort();
         apis.boundPort(port);
+    }
+
+    private void applyRetention(TopicRegistry topics) {
+        long now = System.currentTimeMillis();
+        for (TopicRegistry.Topic t : topics.all()) {
+            java.util.Map<String, String> cfg = TopicConfigs.effective(config, t.configs());
+            for (PartitionLog p : t.partitions()) {
+                if (closed || p == null) {
+                    return;
+                }
+                try {
+                    Retention.apply(p, cfg, now);
+                } catch (RuntimeException e) {
+                    System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.WARNING,
+                            () -> "retention of " + t.name() + "-" + p.partition() + " failed; retried next round", e);
+                }
+            }
+        }
     }
 
     /** Starts a broker; the engine has recovered its WAL and the port is bound when this returns. */

@@ -35,6 +35,7 @@ public final class ShellConfig {
     private final long logRetentionMs;
     private final long logRetentionBytes;
     private final Path dataDir;
+    private final long retentionCheckIntervalMs;
 
     private ShellConfig(Map<String, String> raw) {
         this.raw = Map.copyOf(raw);
@@ -83,6 +84,8 @@ public final class ShellConfig {
                 String.valueOf(Long.parseLong(get("log.retention.hours", "168")) * 3_600_000L)));
         this.logRetentionBytes = longValue("log.retention.bytes", get("log.retention.bytes", "-1"));
         this.dataDir = Path.of(get("s3stream.data.dir", "data/kafka-shell"));
+        this.retentionCheckIntervalMs = intValue("log.retention.check.interval.ms",
+                get("log.retention.check.interval.ms", "300000"), 1, Integer.MAX_VALUE);
     }
 
     /** Reads settings; {@code overrides} win over {@code file}. */
@@ -156,6 +159,7 @@ public final class ShellConfig {
     public long logRetentionMs() { return logRetentionMs; }
     public long logRetentionBytes() { return logRetentionBytes; }
     public Path dataDir() { return dataDir; }
+    public long retentionCheckIntervalMs() { return retentionCheckIntervalMs; }
 
     private static int intValue(String key, String value, int min, int max) {
         long v = longValue(key, value);
