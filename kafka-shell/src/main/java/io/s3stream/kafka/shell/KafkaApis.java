@@ -6,8 +6,11 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.message.CreatePartitionsRequestData;
+import org.apache.kafka.common.message.CreatePartitionsResponseData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsResponseData;
 import org.apache.kafka.common.message.DescribeClusterResponseData;
@@ -45,8 +48,12 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.CreatePartitionsRequest;
+import org.apache.kafka.common.requests.CreatePartitionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.requests.DeleteGroupsRequest;
+import org.apache.kafka.common.requests.DeleteGroupsResponse;
 import org.apache.kafka.common.requests.DeleteTopicsRequest;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
 import org.apache.kafka.common.requests.DescribeClusterResponse;
@@ -127,6 +134,8 @@ final class KafkaApis {
         SUPPORTED.put(ApiKeys.INIT_PRODUCER_ID, new short[] {0, 5});
         SUPPORTED.put(ApiKeys.DESCRIBE_CONFIGS, new short[] {1, 4});
         SUPPORTED.put(ApiKeys.DESCRIBE_CLUSTER, new short[] {0, 1});
+        SUPPORTED.put(ApiKeys.CREATE_PARTITIONS, new short[] {0, 3});
+        SUPPORTED.put(ApiKeys.DELETE_GROUPS, new short[] {0, 2});
     }
 
     static boolean supports(ApiKeys key, short version) {
@@ -139,10 +148,13 @@ final class KafkaApis {
     private final GroupCoordinator groups;
     private final ProducerIds producerIds;
     private final ScheduledExecutorService timer;
+    private final java.util.concurrent.Executor blocking;
     private volatile int advertisedPort;
 
-    KafkaApis(ShellConfig config, TopicRegistry topics, GroupCoordinator groups, KeyValues kv, ScheduledExecutorService timer) {
+    KafkaApis(ShellConfig config, TopicRegistry topics, GroupCoordinator groups, KeyValues kv, ScheduledExecutorService timer,
+              java.util.concurrent.Executor blocking) {
         this.config = config;
+        this.blocking = blocking;
         this.topics = topics;
         this.groups = groups;
         this.producerIds = new ProducerIds(kv);
@@ -192,6 +204,8 @@ final class KafkaApis {
                 case DESCRIBE_CLUSTER -> done(describeCluster());
                 case LIST_GROUPS -> listGroups();
                 case DESCRIBE_GROUPS -> describeGroups((DescribeGroupsRequest) request);
+                case CREATE_PARTITIONS -> createPartitions((CreatePartitionsRequest) request);
+                case DELETE_GROUPS -> deleteGroups((DeleteGroupsRequest) request);
                 default -> done(request.getErrorResponse(0, Errors.UNSUPPORTED_VERSION.exception()));
             };
         } catch (RuntimeException e) {
@@ -342,6 +356,56 @@ final class KafkaApis {
             CreateTopicsResponseData.CreatableTopicResultCollection results = new CreateTopicsResponseData.CreatableTopicResultCollection();
             futures.forEach(f -> results.add(f.join()));
             return new CreateTopicsResponse(new CreateTopicsResponseData().setTopics(results));
+        });
+    }
+
+    private CompletableFuture<AbstractResponse> createPartitions(CreatePartitionsRequest request) {
+        CreatePartitionsRequestData data = request.data();
+        List<CompletableFuture<CreatePartitionsResponseData.CreatePartitionsTopicResult>> futures = new ArrayList<>();
+        for (CreatePartitionsRequestData.CreatePartitionsTopic ct : data.topics()) {
+            CreatePartitionsResponseData.CreatePartitionsTopicResult r =
+                    new CreatePartitionsResponseData.CreatePartitionsTopicResult().setName(ct.name());
+            TopicRegistry.Topic t = topics.get(ct.name());
+            if (t == null) {
+                futures.add(CompletableFuture.completedFuture(r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code())
+                        .setErrorMessage("Topic '" + ct.name() + "' does not exist.")));
+            } else if (ct.assignments() != null && !ct.assignments().isEmpty()) {
+                futures.add(CompletableFuture.completedFuture(r.setErrorCode(Errors.INVALID_REQUEST.code())
+                        .setErrorMessage("manual replica assignments are not supported")));
+            } else if (ct.count() <= t.partitions().size()) {
+                futures.add(CompletableFuture.completedFuture(r.setErrorCode(Errors.INVALID_PARTITIONS.code())
+                        .setErrorMessage("Topic currently has " + t.partitions().size() + " partitions, which is higher than or equal to the requested " + ct.count() + ".")));
+            } else if (data.validateOnly()) {
+                futures.add(CompletableFuture.completedFuture(r));
+            } else {
+                futures.add(CompletableFuture.supplyAsync(() -> topics.addPartitions(ct.name(), ct.count()), blocking)
+                        .thenCompose(f -> f).handle((grown, e) -> {
+                            if (e != null) {
+                                Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                                return r.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
+                            }
+                            return r;
+                        }));
+            }
+        }
+        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            List<CreatePartitionsResponseData.CreatePartitionsTopicResult> results = new ArrayList<>();
+            futures.forEach(f -> results.add(f.join()));
+            return new CreatePartitionsResponse(new CreatePartitionsResponseData().setResults(results));
+        });
+    }
+
+    private CompletableFuture<AbstractResponse> deleteGroups(DeleteGroupsRequest request) {
+        List<String> ids = request.data().groupsNames();
+        List<CompletableFuture<Errors>> futures = new ArrayList<>();
+        ids.forEach(g -> futures.add(groups.delete(g)));
+        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            DeleteGroupsResponseData.DeletableGroupResultCollection results = new DeleteGroupsResponseData.DeletableGroupResultCollection();
+            for (int i = 0; i < ids.size(); i++) {
+                results.add(new DeleteGroupsResponseData.DeletableGroupResult().setGroupId(ids.get(i))
+                        .setErrorCode(futures.get(i).join().code()));
+            }
+            return new DeleteGroupsResponse(new DeleteGroupsResponseData().setResults(results));
         });
     }
 
@@ -546,17 +610,41 @@ final class KafkaApis {
         return op.result;
     }
 
-    /** One fetch request: reads every partition, and if too little data is there, waits once for an append. */
+    /**
+     * One fetch request: reads every partition; while fewer than {@code min.bytes} are there and {@code max.wait.ms}
+     * has not passed, it waits for an append to one of its partitions and reads again.
+     *
+     * <p>Concurrency: wakes (appends, the deadline) may come from several threads; attempts run one at a time, and a
+     * wake during an attempt makes it run once more. Each partition holds at most one waiter of this operation.
+     */
     private final class FetchOperation {
         final FetchRequestData data;
         final CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
-        final AtomicBoolean retried = new AtomicBoolean();
+        final long deadlineNanos;
+        final AtomicBoolean running = new AtomicBoolean(true);
+        final AtomicBoolean dirty = new AtomicBoolean();
+        final java.util.Set<PartitionLog> waitingOn = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        volatile boolean timedOut;
+        boolean timerSet;
 
         FetchOperation(FetchRequestData data) {
             this.data = data;
+            this.deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, data.maxWaitMs()));
         }
 
-        void attempt(boolean last) {
+        void wake() {
+            if (result.isDone()) {
+                return;
+            }
+            dirty.set(true);
+            if (running.compareAndSet(false, true)) {
+                dirty.set(false);
+                attempt(false);
+            }
+        }
+
+        void attempt(boolean ignored) {
+            boolean last = timedOut || System.nanoTime() - deadlineNanos >= 0;
             List<FetchRequestData.FetchTopic> req = data.topics();
             List<List<CompletableFuture<PartitionLog.ReadResult>>> reads = new ArrayList<>();
             List<CompletableFuture<?>> all = new ArrayList<>();
@@ -587,20 +675,32 @@ final class KafkaApis {
                     result.complete(respond(reads));
                     return;
                 }
-                Runnable wake = () -> {
-                    if (retried.compareAndSet(false, true)) {
-                        attempt(true);
-                    }
-                };
-                timer.schedule(wake, data.maxWaitMs(), TimeUnit.MILLISECONDS);
-                for (FetchRequestData.FetchTopic ft : req) {
+                if (!timerSet) {
+                    timerSet = true;
+                    timer.schedule(() -> {
+                        timedOut = true;
+                        wake();
+                    }, Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+                }
+                for (int i = 0; i < req.size(); i++) {
+                    FetchRequestData.FetchTopic ft = req.get(i);
                     TopicRegistry.Topic t = topics.get(ft.topic());
-                    for (FetchRequestData.FetchPartition fp : ft.partitions()) {
+                    for (int j = 0; j < ft.partitions().size(); j++) {
+                        FetchRequestData.FetchPartition fp = ft.partitions().get(j);
                         PartitionLog log = t == null ? null : t.partition(fp.partition());
-                        if (log != null) {
-                            log.awaitData(fp.fetchOffset(), wake);
+                        long seen = reads.get(i).get(j).join().highWatermark();
+                        if (log != null && waitingOn.add(log)) {
+                            log.awaitData(seen, () -> {
+                                waitingOn.remove(log);
+                                wake();
+                            });
                         }
                     }
+                }
+                running.set(false);
+                if (dirty.get() && running.compareAndSet(false, true)) {
+                    dirty.set(false);
+                    attempt(false);
                 }
             });
         }

@@ -56,7 +56,7 @@ public final class KafkaShell implements AutoCloseable {
         topics.load();
         this.groups = new GroupCoordinator(config, storage.keyValues());
         groups.load();
-        KafkaApis apis = new KafkaApis(config, topics, groups, storage.keyValues(), timer);
+        KafkaApis apis = new KafkaApis(config, topics, groups, storage.keyValues(), timer, blocking);
         long every = config.retentionCheckIntervalMs();
         java.util.concurrent.atomic.AtomicBoolean retentionRunning = new java.util.concurrent.atomic.AtomicBoolean();
         timer.scheduleWithFixedDelay(() -> {

@@ -232,17 +232,24 @@ final class PartitionLog {
         }
     }
 
-    /** Runs {@code waiter} once after the next append completes (or at once if data past {@code offset} exists). */
-    void awaitData(long offset, Runnable waiter) {
+    /**
+     * Runs {@code waiter} once after the next append completes, or at once if the high watermark has moved past
+     * {@code seenHighWatermark} (the one the caller's read saw).
+     */
+    void awaitData(long seenHighWatermark, Runnable waiter) {
         waiters.add(waiter);
-        if (highWatermark() > offset) {
+        if (highWatermark() > seenHighWatermark) {
             wakeWaiters();
         }
     }
 
+    /** Runs the waiters registered so far; one that re-registers while running waits for the next append. */
     private void wakeWaiters() {
-        Runnable w;
-        while ((w = waiters.poll()) != null) {
+        for (int n = waiters.size(); n > 0; n--) {
+            Runnable w = waiters.poll();
+            if (w == null) {
+                return;
+            }
             w.run();
         }
     }
@@ -261,31 +268,63 @@ final class PartitionLog {
         if (offset == hw || maxBytes <= 0) {
             return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, ByteBuffer.allocate(0), hw, start));
         }
-        return stream.fetch(offset, hw, maxBytes).handle((r, e) -> {
+        return readFrom(offset, hw, start, maxBytes, new ArrayList<>(), 0);
+    }
+
+    /**
+     * One library fetch may return fewer batches than are there (it stops at a cache block or an object), so a read
+     * continues until it reaches {@code hw} or {@code maxBytes}; each chunk's batches are copied out at once so the
+     * library's buffers go back before the next fetch.
+     */
+    private CompletableFuture<ReadResult> readFrom(long from, long hw, long start, int maxBytes, List<ByteBuffer> parts,
+                                                   int total) {
+        return stream.fetch(from, hw, maxBytes - total).handle((r, e) -> {
             if (e != null) {
+                if (!parts.isEmpty()) { // what was read so far is a valid answer
+                    return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, merge(parts, total), hw, start));
+                }
                 Errors err = e.getCause() instanceof io.s3stream.OffsetOutOfRangeException
                         || e instanceof io.s3stream.OffsetOutOfRangeException
                         ? Errors.OFFSET_OUT_OF_RANGE : Errors.KAFKA_STORAGE_ERROR;
-                return new ReadResult(err, null, hw, start);
+                return CompletableFuture.completedFuture(new ReadResult(err, null, hw, start));
             }
+            int size = total;
+            long next = from;
+            boolean full = false;
             try (FetchResult fr = r) {
-                List<ByteBuffer> parts = new ArrayList<>();
-                int total = 0;
+                List<ByteBuffer> chunk = new ArrayList<>();
+                int chunkBytes = 0;
                 for (StoredBatch b : fr.batches()) {
-                    int size = b.payload().remaining();
-                    if (!parts.isEmpty() && total + size > maxBytes) {
+                    int n = b.payload().remaining();
+                    if (size > 0 && size + n > maxBytes) {
+                        full = true;
                         break;
                     }
-                    parts.add(b.payload());
-                    total += size;
+                    chunk.add(b.payload());
+                    chunkBytes += n;
+                    size += n;
+                    next = b.endOffset();
                 }
-                ByteBuffer out = ByteBuffer.allocate(total);
-                for (ByteBuffer p : parts) {
-                    out.put(p.duplicate());
+                if (chunkBytes > 0) {
+                    parts.add(merge(chunk, chunkBytes));
                 }
-                return new ReadResult(Errors.NONE, out.flip(), hw, start);
             }
-        });
+            if (full || next >= hw || next <= from || size >= maxBytes) {
+                return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, merge(parts, size), hw, start));
+            }
+            return readFrom(next, hw, start, maxBytes, parts, size);
+        }).thenCompose(f -> f);
+    }
+
+    private static ByteBuffer merge(List<ByteBuffer> parts, int total) {
+        if (parts.size() == 1 && parts.getFirst().hasArray()) {
+            return parts.getFirst();
+        }
+        ByteBuffer out = ByteBuffer.allocate(total);
+        for (ByteBuffer p : parts) {
+            out.put(p.duplicate());
+        }
+        return out.flip();
     }
 
     private record BatchMeta(int firstSeq, int lastSeq, long baseOffset) {

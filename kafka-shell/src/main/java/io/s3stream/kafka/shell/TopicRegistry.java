@@ -159,6 +159,54 @@ final class TopicRegistry {
         return mine;
     }
 
+    /**
+     * Grows a topic to {@code count} partitions: creates the new streams, then records them with a compare-and-set
+     * of the topic's key (so two shells cannot both add partitions); on failure the new streams are destroyed.
+     */
+    synchronized CompletableFuture<Topic> addPartitions(String name, int count) {
+        Topic t = topics.get(name);
+        if (t == null) {
+            return CompletableFuture.failedFuture(new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
+        }
+        int current = t.partitions().size();
+        if (count <= current) {
+            return CompletableFuture.failedFuture(new InvalidPartitionsException("Topic currently has " + current
+                    + " partitions, which is higher than or equal to the requested " + count + "."));
+        }
+        List<Stream> created = new ArrayList<>();
+        try {
+            for (int i = current; i < count; i++) {
+                created.add(storage.createStream(StreamOptions.builder()
+                        .tags(Map.of("kafka.topic", name, "kafka.partition", Integer.toString(i))).build()).join());
+            }
+            byte[] before = kv.get(PREFIX + name).join().orElseThrow(
+                    () -> new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
+            Properties p = parse(before);
+            if (Integer.parseInt(p.getProperty("partitions")) != current) {
+                throw new InvalidPartitionsException("Topic '" + name + "' changed meanwhile; retry");
+            }
+            p.setProperty("partitions", Integer.toString(count));
+            for (int i = current; i < count; i++) {
+                p.setProperty("stream." + i, Long.toString(created.get(i - current).streamId()));
+                p.setProperty("epoch." + i, "0");
+            }
+            if (!kv.compareAndSet(PREFIX + name, before, format(p)).join()) {
+                throw new InvalidPartitionsException("Topic '" + name + "' changed meanwhile; retry");
+            }
+        } catch (RuntimeException e) {
+            created.forEach(Stream::destroy);
+            Throwable c = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+            return CompletableFuture.failedFuture(c);
+        }
+        List<PartitionLog> logs = new ArrayList<>(t.partitions());
+        for (int i = current; i < count; i++) {
+            logs.add(new PartitionLog(name, i, created.get(i - current), blocking));
+        }
+        Topic grown = new Topic(name, t.id(), List.copyOf(logs), t.configs());
+        topics.put(name, grown);
+        return CompletableFuture.completedFuture(grown);
+    }
+
     /** Deletes a topic and destroys its streams. */
     CompletableFuture<Void> delete(String name) {
         Topic t = topics.remove(name);
