@@ -136,6 +136,8 @@ final class KafkaApis {
         SUPPORTED.put(ApiKeys.DESCRIBE_CLUSTER, new short[] {0, 1});
         SUPPORTED.put(ApiKeys.CREATE_PARTITIONS, new short[] {0, 3});
         SUPPORTED.put(ApiKeys.DELETE_GROUPS, new short[] {0, 2});
+        SUPPORTED.put(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, new short[] {0, 1});
+        SUPPORTED.put(ApiKeys.LIST_PARTITION_REASSIGNMENTS, new short[] {0, 0});
     }
 
     static boolean supports(ApiKeys key, short version) {
@@ -206,6 +208,10 @@ final class KafkaApis {
                 case DESCRIBE_GROUPS -> describeGroups((DescribeGroupsRequest) request);
                 case CREATE_PARTITIONS -> createPartitions((CreatePartitionsRequest) request);
                 case DELETE_GROUPS -> deleteGroups((DeleteGroupsRequest) request);
+                case ALTER_PARTITION_REASSIGNMENTS -> CompletableFuture.supplyAsync(
+                        () -> alterReassignments((org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest) request), blocking);
+                case LIST_PARTITION_REASSIGNMENTS -> done(listReassignments(
+                        (org.apache.kafka.common.requests.ListPartitionReassignmentsRequest) request));
                 default -> done(request.getErrorResponse(0, Errors.UNSUPPORTED_VERSION.exception()));
             };
         } catch (RuntimeException e) {
@@ -217,6 +223,11 @@ final class KafkaApis {
                     () -> key + " v" + version + " failed", cause);
             return request.getErrorResponse(0, cause);
         });
+    }
+
+    /** Why partition {@code p} of {@code t} has no log here: no such partition, or another shell leads it. */
+    static Errors missing(TopicRegistry.Topic t, int p) {
+        return t == null || t.slot(p) == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.NOT_LEADER_OR_FOLLOWER;
     }
 
     private static CompletableFuture<AbstractResponse> done(AbstractResponse r) {
@@ -234,12 +245,28 @@ final class KafkaApis {
         return new ApiVersionsResponse(new ApiVersionsResponseData().setErrorCode(error.code()).setApiKeys(keys));
     }
 
+    /** Registered shells (this one always included): node id → {host, port}. */
+    private java.util.SortedMap<Integer, String[]> brokers() {
+        java.util.SortedMap<Integer, String[]> out = new TreeMap<>();
+        topics.brokers().forEach((id, hp) -> {
+            int colon = hp.lastIndexOf(':');
+            out.put(id, new String[] {hp.substring(0, colon), hp.substring(colon + 1)});
+        });
+        out.put(config.nodeId(), new String[] {config.advertisedHost(), Integer.toString(advertisedPort)});
+        return out;
+    }
+
+    /** The lowest registered node id: named controller, and coordinator of every group. */
+    private int controller() {
+        return brokers().firstKey();
+    }
+
     private AbstractResponse describeCluster() {
         DescribeClusterResponseData.DescribeClusterBrokerCollection brokers = new DescribeClusterResponseData.DescribeClusterBrokerCollection();
-        brokers.add(new DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(config.nodeId())
-                .setHost(config.advertisedHost()).setPort(advertisedPort));
+        brokers().forEach((id, hp) -> brokers.add(new DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(id)
+                .setHost(hp[0]).setPort(Integer.parseInt(hp[1]))));
         return new DescribeClusterResponse(new DescribeClusterResponseData().setClusterId(config.clusterId())
-                .setControllerId(config.nodeId()).setBrokers(brokers));
+                .setControllerId(controller()).setBrokers(brokers));
     }
 
     private CompletableFuture<AbstractResponse> metadata(MetadataRequest request, short version) {
@@ -278,23 +305,30 @@ final class KafkaApis {
         }
         return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
             MetadataResponseData.MetadataResponseBrokerCollection brokers = new MetadataResponseData.MetadataResponseBrokerCollection();
-            brokers.add(new MetadataResponseData.MetadataResponseBroker().setNodeId(config.nodeId())
-                    .setHost(config.advertisedHost()).setPort(advertisedPort));
+            brokers().forEach((id, hp) -> brokers.add(new MetadataResponseData.MetadataResponseBroker().setNodeId(id)
+                    .setHost(hp[0]).setPort(Integer.parseInt(hp[1]))));
             MetadataResponseData.MetadataResponseTopicCollection list = new MetadataResponseData.MetadataResponseTopicCollection();
             for (var f : futures) {
                 list.add(f.join());
             }
             return new MetadataResponse(new MetadataResponseData().setBrokers(brokers).setClusterId(config.clusterId())
-                    .setControllerId(config.nodeId()).setTopics(list), version);
+                    .setControllerId(controller()).setTopics(list), version);
         });
     }
 
     private MetadataResponseData.MetadataResponseTopic describeTopic(TopicRegistry.Topic t) {
         List<MetadataResponseData.MetadataResponsePartition> partitions = new ArrayList<>();
-        for (PartitionLog p : t.partitions()) {
-            partitions.add(new MetadataResponseData.MetadataResponsePartition().setPartitionIndex(p.partition())
-                    .setLeaderId(config.nodeId()).setLeaderEpoch(0).setReplicaNodes(List.of(config.nodeId()))
-                    .setIsrNodes(List.of(config.nodeId())).setOfflineReplicas(List.of()));
+        for (TopicRegistry.Slot s : t.slots()) {
+            int leader = s.leader;
+            MetadataResponseData.MetadataResponsePartition mp = new MetadataResponseData.MetadataResponsePartition()
+                    .setPartitionIndex(s.index).setOfflineReplicas(List.of());
+            if (leader < 0) {
+                mp.setErrorCode(Errors.LEADER_NOT_AVAILABLE.code()).setLeaderId(-1).setLeaderEpoch(-1)
+                        .setReplicaNodes(List.of()).setIsrNodes(List.of());
+            } else {
+                mp.setLeaderId(leader).setLeaderEpoch((int) s.epoch).setReplicaNodes(List.of(leader)).setIsrNodes(List.of(leader));
+            }
+            partitions.add(mp);
         }
         return new MetadataResponseData.MetadataResponseTopic().setName(t.name()).setTopicId(t.id())
                 .setIsInternal(false).setPartitions(partitions);
@@ -372,9 +406,9 @@ final class KafkaApis {
             } else if (ct.assignments() != null && !ct.assignments().isEmpty()) {
                 futures.add(CompletableFuture.completedFuture(r.setErrorCode(Errors.INVALID_REQUEST.code())
                         .setErrorMessage("manual replica assignments are not supported")));
-            } else if (ct.count() <= t.partitions().size()) {
+            } else if (ct.count() <= t.partitionCount()) {
                 futures.add(CompletableFuture.completedFuture(r.setErrorCode(Errors.INVALID_PARTITIONS.code())
-                        .setErrorMessage("Topic currently has " + t.partitions().size() + " partitions, which is higher than or equal to the requested " + ct.count() + ".")));
+                        .setErrorMessage("Topic currently has " + t.partitionCount() + " partitions, which is higher than or equal to the requested " + ct.count() + ".")));
             } else if (data.validateOnly()) {
                 futures.add(CompletableFuture.completedFuture(r));
             } else {
@@ -393,6 +427,76 @@ final class KafkaApis {
             futures.forEach(f -> results.add(f.join()));
             return new CreatePartitionsResponse(new CreatePartitionsResponseData().setResults(results));
         });
+    }
+
+    /**
+     * Moves partitions between shells: {@code replicas} must be exactly one registered broker, the new leader (there
+     * is one replica: the data is in the object store). Answered once the move is recorded; the old leader hands the
+     * partition over at its next reconcile (closing its stream uploads the WAL data) and the target opens it at a
+     * higher epoch at its next one. {@code replicas = null} cancels a move not yet started.
+     */
+    private AbstractResponse alterReassignments(org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest request) {
+        var out = new org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData();
+        java.util.SortedMap<Integer, String[]> live = brokers();
+        for (var rt : request.data().topics()) {
+            var topicOut = new org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData.ReassignableTopicResponse()
+                    .setName(rt.name());
+            TopicRegistry.Topic t = topics.get(rt.name());
+            for (var rp : rt.partitions()) {
+                var po = new org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData.ReassignablePartitionResponse()
+                        .setPartitionIndex(rp.partitionIndex()).setErrorMessage(null);
+                topicOut.partitions().add(po);
+                if (t == null || t.slot(rp.partitionIndex()) == null) {
+                    po.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
+                    continue;
+                }
+                List<Integer> replicas = rp.replicas();
+                if (replicas != null && (replicas.size() != 1 || !live.containsKey(replicas.getFirst()))) {
+                    po.setErrorCode(Errors.INVALID_REPLICA_ASSIGNMENT.code()).setErrorMessage(
+                            "replicas must be exactly one registered broker (of " + live.keySet() + "), was " + replicas);
+                    continue;
+                }
+                try {
+                    topics.reassign(rt.name(), rp.partitionIndex(), replicas == null ? -1 : replicas.getFirst());
+                } catch (RuntimeException e) {
+                    Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                    po.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
+                }
+            }
+            out.responses().add(topicOut);
+        }
+        return new org.apache.kafka.common.requests.AlterPartitionReassignmentsResponse(out);
+    }
+
+    private AbstractResponse listReassignments(org.apache.kafka.common.requests.ListPartitionReassignmentsRequest request) {
+        var out = new org.apache.kafka.common.message.ListPartitionReassignmentsResponseData();
+        Map<String, List<Integer>> wanted = null;
+        if (request.data().topics() != null) {
+            wanted = new HashMap<>();
+            for (var t : request.data().topics()) {
+                wanted.put(t.name(), t.partitionIndexes());
+            }
+        }
+        for (TopicRegistry.Topic t : topics.all()) {
+            if (wanted != null && !wanted.containsKey(t.name())) {
+                continue;
+            }
+            var ot = new org.apache.kafka.common.message.ListPartitionReassignmentsResponseData.OngoingTopicReassignment()
+                    .setName(t.name());
+            for (TopicRegistry.Slot s : t.slots()) {
+                int target = s.target;
+                int leader = s.leader;
+                if (target >= 0 && target != leader && (wanted == null || wanted.get(t.name()).contains(s.index))) {
+                    ot.partitions().add(new org.apache.kafka.common.message.ListPartitionReassignmentsResponseData.OngoingPartitionReassignment()
+                            .setPartitionIndex(s.index).setReplicas(List.of(target, leader))
+                            .setAddingReplicas(List.of(target)).setRemovingReplicas(List.of(leader)));
+                }
+            }
+            if (!ot.partitions().isEmpty()) {
+                out.topics().add(ot);
+            }
+        }
+        return new org.apache.kafka.common.requests.ListPartitionReassignmentsResponse(out);
     }
 
     private CompletableFuture<AbstractResponse> deleteGroups(DeleteGroupsRequest request) {
@@ -505,7 +609,7 @@ final class KafkaApis {
             for (ProduceRequestData.PartitionProduceData pd : td.partitionData()) {
                 PartitionLog log = t == null ? null : t.partition(pd.index());
                 if (log == null) {
-                    list.add(CompletableFuture.completedFuture(partitionError(pd.index(), Errors.UNKNOWN_TOPIC_OR_PARTITION, null)));
+                    list.add(CompletableFuture.completedFuture(partitionError(pd.index(), missing(t, pd.index()), null)));
                     continue;
                 }
                 list.add(appendPartition(t, log, pd));
@@ -654,7 +758,7 @@ final class KafkaApis {
                 for (FetchRequestData.FetchPartition fp : ft.partitions()) {
                     PartitionLog log = t == null ? null : t.partition(fp.partition());
                     CompletableFuture<PartitionLog.ReadResult> f = log == null
-                            ? CompletableFuture.completedFuture(new PartitionLog.ReadResult(Errors.UNKNOWN_TOPIC_OR_PARTITION, null, -1, -1))
+                            ? CompletableFuture.completedFuture(new PartitionLog.ReadResult(missing(t, fp.partition()), null, -1, -1))
                             : log.read(fp.fetchOffset(), Math.min(fp.partitionMaxBytes(), Math.max(data.maxBytes(), 1)));
                     list.add(f);
                     all.add(f);
@@ -757,7 +861,7 @@ final class KafkaApis {
                 parts.add(r);
                 PartitionLog log = t == null ? null : t.partition(lp.partitionIndex());
                 if (log == null) {
-                    r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
+                    r.setErrorCode(missing(t, lp.partitionIndex()).code());
                     continue;
                 }
                 long ts = lp.timestamp();
@@ -804,7 +908,8 @@ final class KafkaApis {
                 return new FindCoordinatorResponse(out.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
                         .setErrorMessage("only group coordinators exist").setNodeId(-1).setHost("").setPort(-1));
             }
-            return new FindCoordinatorResponse(out.setNodeId(config.nodeId()).setHost(config.advertisedHost()).setPort(advertisedPort));
+            String[] hp = brokers().get(controller());
+            return new FindCoordinatorResponse(out.setNodeId(controller()).setHost(hp[0]).setPort(Integer.parseInt(hp[1])));
         }
         for (String key : d.coordinatorKeys()) {
             FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator().setKey(key);
@@ -812,7 +917,8 @@ final class KafkaApis {
                 c.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code()).setErrorMessage("only group coordinators exist")
                         .setNodeId(-1).setHost("").setPort(-1);
             } else {
-                c.setNodeId(config.nodeId()).setHost(config.advertisedHost()).setPort(advertisedPort);
+                String[] hp = brokers().get(controller());
+                c.setNodeId(controller()).setHost(hp[0]).setPort(Integer.parseInt(hp[1]));
             }
             out.coordinators().add(c);
         }
@@ -859,7 +965,7 @@ final class KafkaApis {
                 TopicRegistry.Topic topic = topics.get(t.name());
                 for (OffsetCommitRequestData.OffsetCommitRequestPartition p : t.partitions()) {
                     Errors e = check;
-                    if (e == Errors.NONE && (topic == null || topic.partition(p.partitionIndex()) == null)) {
+                    if (e == Errors.NONE && (topic == null || topic.slot(p.partitionIndex()) == null)) {
                         e = Errors.UNKNOWN_TOPIC_OR_PARTITION;
                     }
                     if (e == Errors.NONE) {

@@ -48,6 +48,7 @@ final class PartitionLog {
     private boolean producersRecovered; // owned by appender
     private final ConcurrentLinkedQueue<Runnable> waiters = new ConcurrentLinkedQueue<>();
     private volatile Throwable failure;
+    private volatile boolean retired;
 
     PartitionLog(String topic, int partition, Stream stream, Executor blockingExecutor) {
         this.topic = topic;
@@ -77,6 +78,30 @@ final class PartitionLog {
         return stream.confirmedOffset();
     }
 
+    /**
+     * Stops taking appends (they get NOT_LEADER_OR_FOLLOWER) and closes the stream once the appends queued before this
+     * call are done; the library uploads the stream's data so another shell can open it. Long polls are woken.
+     */
+    CompletableFuture<Void> retire() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        appender.execute(() -> {
+            retired = true;
+            stream.close().whenComplete((v, e) -> {
+                wakeWaiters();
+                if (e != null) {
+                    done.completeExceptionally(e);
+                } else {
+                    done.complete(null);
+                }
+            });
+        });
+        return done;
+    }
+
+    boolean retired() {
+        return retired;
+    }
+
     /** Outcome of one produce to this partition. */
     record AppendOutcome(Errors error, long baseOffset, long logAppendTimeMs) {
     }
@@ -92,6 +117,10 @@ final class PartitionLog {
     }
 
     private void doAppend(ByteBuffer bytes, boolean logAppendTime, CompletableFuture<AppendOutcome> result) {
+        if (retired) {
+            result.complete(new AppendOutcome(Errors.NOT_LEADER_OR_FOLLOWER, -1, -1));
+            return;
+        }
         if (failure != null) {
             result.complete(new AppendOutcome(Errors.KAFKA_STORAGE_ERROR, -1, -1));
             return;
