@@ -138,6 +138,8 @@ final class KafkaApis {
         SUPPORTED.put(ApiKeys.DELETE_GROUPS, new short[] {0, 2});
         SUPPORTED.put(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, new short[] {0, 1});
         SUPPORTED.put(ApiKeys.LIST_PARTITION_REASSIGNMENTS, new short[] {0, 0});
+        SUPPORTED.put(ApiKeys.DESCRIBE_LOG_DIRS, new short[] {1, 4});
+        SUPPORTED.put(ApiKeys.INCREMENTAL_ALTER_CONFIGS, new short[] {0, 1});
     }
 
     static boolean supports(ApiKeys key, short version) {
@@ -210,6 +212,10 @@ final class KafkaApis {
                 case DELETE_GROUPS -> deleteGroups((DeleteGroupsRequest) request);
                 case ALTER_PARTITION_REASSIGNMENTS -> CompletableFuture.supplyAsync(
                         () -> alterReassignments((org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest) request), blocking);
+                case INCREMENTAL_ALTER_CONFIGS -> CompletableFuture.supplyAsync(
+                        () -> incrementalAlterConfigs((org.apache.kafka.common.requests.IncrementalAlterConfigsRequest) request), blocking);
+                case DESCRIBE_LOG_DIRS -> CompletableFuture.supplyAsync(
+                        () -> describeLogDirs((org.apache.kafka.common.requests.DescribeLogDirsRequest) request), blocking);
                 case LIST_PARTITION_REASSIGNMENTS -> done(listReassignments(
                         (org.apache.kafka.common.requests.ListPartitionReassignmentsRequest) request));
                 default -> done(request.getErrorResponse(0, Errors.UNSUPPORTED_VERSION.exception()));
@@ -466,6 +472,96 @@ final class KafkaApis {
             out.responses().add(topicOut);
         }
         return new org.apache.kafka.common.requests.AlterPartitionReassignmentsResponse(out);
+    }
+
+    /**
+     * Topic configs: SET and DELETE (APPEND/SUBTRACT get INVALID_REQUEST), validated as at creation. Broker configs
+     * are read-only, except that the replication throttles Kafka's reassignment tool sets and clears are accepted
+     * and ignored (there is no replication to throttle).
+     */
+    private AbstractResponse incrementalAlterConfigs(org.apache.kafka.common.requests.IncrementalAlterConfigsRequest request) {
+        var out = new org.apache.kafka.common.message.IncrementalAlterConfigsResponseData();
+        for (var res : request.data().resources()) {
+            var r = new org.apache.kafka.common.message.IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
+                    .setResourceType(res.resourceType()).setResourceName(res.resourceName());
+            out.responses().add(r);
+            try {
+                if (res.resourceType() == 4) { // BROKER
+                    for (var c : res.configs()) {
+                        if (!c.name().endsWith(".throttled.rate") && !c.name().endsWith(".throttled.replicas")
+                                && !c.name().equals("replica.alter.log.dirs.io.max.bytes.per.second")) {
+                            throw new org.apache.kafka.common.errors.InvalidRequestException(
+                                    "broker config " + c.name() + " is read-only in kafka-shell (set it in server.properties)");
+                        }
+                    }
+                    continue;
+                }
+                if (res.resourceType() != 2) {
+                    throw new org.apache.kafka.common.errors.InvalidRequestException("unsupported resource type " + res.resourceType());
+                }
+                if (topics.get(res.resourceName()) == null) {
+                    throw new org.apache.kafka.common.errors.UnknownTopicOrPartitionException(
+                            "Topic '" + res.resourceName() + "' does not exist.");
+                }
+                Map<String, String> changes = new LinkedHashMap<>();
+                for (var c : res.configs()) {
+                    switch (c.configOperation()) {
+                        case 0 -> changes.put(c.name(), c.value());
+                        case 1 -> changes.put(c.name(), null);
+                        default -> throw new org.apache.kafka.common.errors.InvalidRequestException(
+                                "only SET and DELETE are supported, not operation " + c.configOperation() + " on " + c.name());
+                    }
+                }
+                Map<String, String> toValidate = new TreeMap<>();
+                changes.forEach((k, v) -> {
+                    if (v != null) {
+                        toValidate.put(k, v);
+                    }
+                });
+                TopicConfigs.validate(toValidate);
+                if (!request.data().validateOnly()) {
+                    topics.alterConfigs(res.resourceName(), changes);
+                }
+            } catch (RuntimeException e) {
+                Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                r.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
+            }
+        }
+        return new org.apache.kafka.common.requests.IncrementalAlterConfigsResponse(out);
+    }
+
+    /**
+     * One "log dir" per shell, {@code s3stream:<object store>}, holding the partitions this shell leads; sizes are
+     * estimated as for retention.bytes. Kafka's reassignment tool reads it.
+     */
+    private AbstractResponse describeLogDirs(org.apache.kafka.common.requests.DescribeLogDirsRequest request) {
+        var result = new org.apache.kafka.common.message.DescribeLogDirsResponseData.DescribeLogDirsResult()
+                .setLogDir("s3stream:" + config.dataDir().toAbsolutePath()).setTotalBytes(-1).setUsableBytes(-1);
+        Map<String, List<Integer>> wanted = null;
+        if (request.data().topics() != null) {
+            wanted = new HashMap<>();
+            for (var t : request.data().topics()) {
+                wanted.put(t.topic(), t.partitions());
+            }
+        }
+        for (TopicRegistry.Topic t : topics.all()) {
+            if (wanted != null && !wanted.containsKey(t.name())) {
+                continue;
+            }
+            var dt = new org.apache.kafka.common.message.DescribeLogDirsResponseData.DescribeLogDirsTopic().setName(t.name());
+            for (PartitionLog log : t.ledHere()) {
+                if (wanted == null || wanted.get(t.name()).contains(log.partition())) {
+                    dt.partitions().add(new org.apache.kafka.common.message.DescribeLogDirsResponseData.DescribeLogDirsPartition()
+                            .setPartitionIndex(log.partition()).setPartitionSize(Retention.estimateBytes(log.stream()))
+                            .setOffsetLag(0).setIsFutureKey(false));
+                }
+            }
+            if (!dt.partitions().isEmpty()) {
+                result.topics().add(dt);
+            }
+        }
+        return new org.apache.kafka.common.requests.DescribeLogDirsResponse(
+                new org.apache.kafka.common.message.DescribeLogDirsResponseData().setResults(List.of(result)));
     }
 
     private AbstractResponse listReassignments(org.apache.kafka.common.requests.ListPartitionReassignmentsRequest request) {

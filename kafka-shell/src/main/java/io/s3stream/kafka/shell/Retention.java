@@ -86,6 +86,22 @@ final class Retention {
         return lo;
     }
 
+    /** The partition's size in bytes, estimated as for retention.bytes (0 when empty or unreadable). */
+    static long estimateBytes(Stream s) {
+        long start = s.startOffset();
+        long end = s.confirmedOffset();
+        if (end <= start) {
+            return 0;
+        }
+        try {
+            Probe first = probe(s, start, end);
+            Probe last = probe(s, end - 1, end);
+            return (long) ((end - start) * ((double) (first.bytes() + last.bytes()) / (first.count() + last.count())));
+        } catch (RuntimeException e) {
+            return 0;
+        }
+    }
+
     /** The batch boundary at or below the offset that leaves about {@code retentionBytes} in the partition. */
     static long overSize(Stream s, long start, long end, long retentionBytes) {
         Probe first = probe(s, start, end);

@@ -206,6 +206,12 @@ final class TopicRegistry {
         int n = Integer.parseInt(p.getProperty("partitions"));
         Topic t = topics.get(name);
         if (t != null && t.id().equals(id) && t.partitionCount() >= n) {
+            Map<String, String> configs = configsOf(p);
+            if (!configs.equals(t.configs())) { // altered on some shell
+                Topic altered = new Topic(name, id, t.slots(), configs);
+                topics.put(name, altered);
+                return altered;
+            }
             return t;
         }
         List<Slot> slots = new ArrayList<>();
@@ -466,6 +472,33 @@ final class TopicRegistry {
             }
         }
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+    }
+
+    /**
+     * Changes topic configs ({@code null} value: back to the default) with a compare-and-set of the topic's record;
+     * other shells pick the change up when they next reconcile.
+     */
+    synchronized void alterConfigs(String name, Map<String, String> changes) {
+        for (int attempt = 0; attempt < 10; attempt++) {
+            byte[] before = kv.get(PREFIX + name).join().orElseThrow(
+                    () -> new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
+            Properties p = parse(before);
+            changes.forEach((k, v) -> {
+                if (v == null) {
+                    p.remove("config." + k);
+                } else {
+                    p.setProperty("config." + k, v);
+                }
+            });
+            if (kv.compareAndSet(PREFIX + name, before, format(p)).join()) {
+                Topic t = topics.get(name);
+                if (t != null) {
+                    topics.put(name, new Topic(name, t.id(), t.slots(), configsOf(p)));
+                }
+                return;
+            }
+        }
+        throw new IllegalStateException("topic " + name + " kept changing");
     }
 
     // ---------------------------------------------------------------- encoding

@@ -60,6 +60,33 @@ class AdminExtrasTest {
     }
 
     @Test
+    void incrementalAlterConfigsAndDescribeLogDirs() throws Exception {
+        try (ShellFixture fx = new ShellFixture(); Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic("cfg", 2, (short) 1))).all().get();
+            var res = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.TOPIC, "cfg");
+            admin.incrementalAlterConfigs(Map.of(res, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                    new org.apache.kafka.clients.admin.ConfigEntry("retention.ms", "1234"),
+                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get();
+            assertThat(admin.describeConfigs(List.of(res)).all().get().get(res).get("retention.ms").value()).isEqualTo("1234");
+            assertThatThrownBy(() -> admin.incrementalAlterConfigs(Map.of(res, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                    new org.apache.kafka.clients.admin.ConfigEntry("cleanup.policy", "compact"),
+                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get())
+                    .hasCauseInstanceOf(org.apache.kafka.common.errors.InvalidConfigurationException.class);
+            fx.restart();
+            try (Admin again = fx.admin()) {
+                assertThat(again.describeConfigs(List.of(res)).all().get().get(res).get("retention.ms").value()).isEqualTo("1234");
+                again.incrementalAlterConfigs(Map.of(res, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                        new org.apache.kafka.clients.admin.ConfigEntry("retention.ms", null),
+                        org.apache.kafka.clients.admin.AlterConfigOp.OpType.DELETE)))).all().get();
+                assertThat(again.describeConfigs(List.of(res)).all().get().get(res).get("retention.ms").value()).isEqualTo("604800000");
+                var dirs = again.describeLogDirs(List.of(0)).allDescriptions().get().get(0);
+                assertThat(dirs.values().iterator().next().replicaInfos().keySet())
+                        .contains(new TopicPartition("cfg", 0), new TopicPartition("cfg", 1));
+            }
+        }
+    }
+
+    @Test
     void deleteGroupsRemovesOffsetsAndRefusesActiveGroups() throws Exception {
         try (ShellFixture fx = new ShellFixture(); Admin admin = fx.admin()) {
             admin.createTopics(List.of(new NewTopic("dg", 1, (short) 1))).all().get();
