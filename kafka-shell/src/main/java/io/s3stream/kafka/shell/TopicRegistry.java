@@ -263,7 +263,7 @@ final class TopicRegistry {
                 Stream stream = storage.openStream(s.streamId, epoch + 1).join();
                 s.epoch = epoch + 1;
                 s.log = new PartitionLog(t.name(), s.index, stream, blocking);
-                LOG.log(System.Logger.Level.INFO, () -> "partition " + t.name() + "-" + s.index + " led here at epoch "
+                LOG.log(System.Logger.Level.DEBUG, () -> "partition " + t.name() + "-" + s.index + " led here at epoch "
                         + (epoch + 1));
             }
         } else if (log != null && !log.retired()) {
