@@ -105,6 +105,7 @@ final class TopicRegistry {
     private final int nodeId;
     private final ConcurrentHashMap<String, Topic> topics = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, CompletableFuture<Topic>> creating = new ConcurrentHashMap<>();
+    private final java.util.Set<String> deleting = ConcurrentHashMap.newKeySet();
     private volatile SortedMap<Integer, String> brokers = new TreeMap<>();
 
     TopicRegistry(StreamStorage storage, Executor blocking, int nodeId) {
@@ -181,8 +182,8 @@ final class TopicRegistry {
             SortedMap<String, byte[]> leaders = kv.list(LEADER_PREFIX).join();
             for (Map.Entry<String, byte[]> e : records.entrySet()) {
                 String name = e.getKey().substring(PREFIX.length());
-                if (creating.containsKey(name)) {
-                    continue; // this shell is creating it: create() installs it
+                if (creating.containsKey(name) || deleting.contains(name)) {
+                    continue; // this shell is creating it (create() installs it) or deleting it
                 }
                 Properties p = parse(e.getValue());
                 Topic t = topicFrom(name, p);
@@ -453,13 +454,14 @@ final class TopicRegistry {
         if (t == null) {
             return CompletableFuture.failedFuture(new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
         }
+        deleting.add(name);
         List<CompletableFuture<Void>> all = new ArrayList<>();
         all.add(kv.delete(PREFIX + name));
         for (Slot s : t.slots()) {
             all.add(kv.delete(leaderKey(name, s.index)));
         }
         all.add(destroyLedHere(t));
-        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> deleting.remove(name));
     }
 
     private CompletableFuture<Void> destroyLedHere(Topic t) {

@@ -84,21 +84,25 @@ class MultiShellTest {
             ap2.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, two.bootstrapServers());
             try (Admin admin2 = Admin.create(ap2)) {
                 long deadline = System.currentTimeMillis() + 15_000;
-                while (System.currentTimeMillis() < deadline) {
+                int seen = -1;
+                while (seen != 1 && System.currentTimeMillis() < deadline) {
                     try {
-                        if (leader(admin2, "moving", 0) == 1) {
-                            break;
-                        }
+                        seen = leader(admin2, "moving", 0);
                     } catch (Exception notYet) {
-                        // unknown topic on shell 2 until its view catches up
+                        Thread.sleep(100); // unknown topic on shell 2 until its view catches up
                     }
-                    Thread.sleep(100);
                 }
-                assertThat(leader(admin2, "moving", 0)).isEqualTo(1);
+                assertThat(seen).isEqualTo(1);
             }
             try (RawClient raw = new RawClient(two.port())) {
-                assertThat(raw.produce("moving", 0, RawClient.idempotent(999, (short) 0, 0, 1)).error())
-                        .isEqualTo(Errors.NOT_LEADER_OR_FOLLOWER);
+                // Admin may have asked shell 1; ask shell 2 itself until its view has the topic.
+                long deadline = System.currentTimeMillis() + 15_000;
+                Errors e = raw.produce("moving", 0, RawClient.idempotent(999, (short) 0, 0, 1)).error();
+                while (e == Errors.UNKNOWN_TOPIC_OR_PARTITION && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(100);
+                    e = raw.produce("moving", 0, RawClient.idempotent(999, (short) 0, 0, 1)).error();
+                }
+                assertThat(e).isEqualTo(Errors.NOT_LEADER_OR_FOLLOWER);
             }
 
             int n = 3000;
