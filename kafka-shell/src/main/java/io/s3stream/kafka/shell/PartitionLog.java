@@ -143,6 +143,9 @@ final class PartitionLog {
                 if (epoch == entry.epoch) {
                     for (BatchMeta m : entry.recent) {
                         if (m.firstSeq == batch.baseSequence() && m.lastSeq == batch.lastSequence()) {
+                            LOG.log(System.Logger.Level.INFO, () -> topic + "-" + partition + ": duplicate batch of producer "
+                                    + producerId + " (sequences " + m.firstSeq + ".." + m.lastSeq + ") answered with its offset "
+                                    + m.baseOffset);
                             result.complete(new AppendOutcome(Errors.NONE, m.baseOffset, -1)); // a retried duplicate
                             return;
                         }
