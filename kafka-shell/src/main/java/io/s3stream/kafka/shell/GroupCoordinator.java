@@ -478,6 +478,29 @@ final class GroupCoordinator implements AutoCloseable {
         return call(() -> new TreeMap<>(groups));
     }
 
+    /**
+     * Deletes a group with its committed offsets (DeleteGroups): NON_EMPTY_GROUP while it has members,
+     * GROUP_ID_NOT_FOUND when neither the group nor offsets of it exist.
+     */
+    CompletableFuture<Errors> delete(String groupId) {
+        return call(() -> {
+            Group g = groups.get(groupId);
+            if (g != null && !g.members.isEmpty()) {
+                return CompletableFuture.completedFuture(Errors.NON_EMPTY_GROUP);
+            }
+            Map<TopicPartition, Committed> committed = offsets.remove(groupId);
+            if (g == null && committed == null) {
+                return CompletableFuture.completedFuture(Errors.GROUP_ID_NOT_FOUND);
+            }
+            groups.remove(groupId);
+            List<CompletableFuture<Void>> deletes = new ArrayList<>();
+            if (committed != null) {
+                committed.keySet().forEach(tp -> deletes.add(kv.delete(offsetKey(groupId, tp))));
+            }
+            return CompletableFuture.allOf(deletes.toArray(CompletableFuture[]::new)).thenApply(v -> Errors.NONE);
+        }).thenCompose(f -> f);
+    }
+
     /** Drops all offsets of topic {@code topic} (after DeleteTopics). */
     void forgetTopic(String topic) {
         call(() -> {

@@ -6,8 +6,11 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.message.CreatePartitionsRequestData;
+import org.apache.kafka.common.message.CreatePartitionsResponseData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsResponseData;
 import org.apache.kafka.common.message.DescribeClusterResponseData;
@@ -45,8 +48,12 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.CreatePartitionsRequest;
+import org.apache.kafka.common.requests.CreatePartitionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.requests.DeleteGroupsRequest;
+import org.apache.kafka.common.requests.DeleteGroupsResponse;
 import org.apache.kafka.common.requests.DeleteTopicsRequest;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
 import org.apache.kafka.common.requests.DescribeClusterResponse;
@@ -127,6 +134,12 @@ final class KafkaApis {
         SUPPORTED.put(ApiKeys.INIT_PRODUCER_ID, new short[] {0, 5});
         SUPPORTED.put(ApiKeys.DESCRIBE_CONFIGS, new short[] {1, 4});
         SUPPORTED.put(ApiKeys.DESCRIBE_CLUSTER, new short[] {0, 1});
+        SUPPORTED.put(ApiKeys.CREATE_PARTITIONS, new short[] {0, 3});
+        SUPPORTED.put(ApiKeys.DELETE_GROUPS, new short[] {0, 2});
+        SUPPORTED.put(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, new short[] {0, 1});
+        SUPPORTED.put(ApiKeys.LIST_PARTITION_REASSIGNMENTS, new short[] {0, 0});
+        SUPPORTED.put(ApiKeys.DESCRIBE_LOG_DIRS, new short[] {1, 4});
+        SUPPORTED.put(ApiKeys.INCREMENTAL_ALTER_CONFIGS, new short[] {0, 1});
     }
 
     static boolean supports(ApiKeys key, short version) {
@@ -139,10 +152,13 @@ final class KafkaApis {
     private final GroupCoordinator groups;
     private final ProducerIds producerIds;
     private final ScheduledExecutorService timer;
+    private final java.util.concurrent.Executor blocking;
     private volatile int advertisedPort;
 
-    KafkaApis(ShellConfig config, TopicRegistry topics, GroupCoordinator groups, KeyValues kv, ScheduledExecutorService timer) {
+    KafkaApis(ShellConfig config, TopicRegistry topics, GroupCoordinator groups, KeyValues kv, ScheduledExecutorService timer,
+              java.util.concurrent.Executor blocking) {
         this.config = config;
+        this.blocking = blocking;
         this.topics = topics;
         this.groups = groups;
         this.producerIds = new ProducerIds(kv);
@@ -192,6 +208,16 @@ final class KafkaApis {
                 case DESCRIBE_CLUSTER -> done(describeCluster());
                 case LIST_GROUPS -> listGroups();
                 case DESCRIBE_GROUPS -> describeGroups((DescribeGroupsRequest) request);
+                case CREATE_PARTITIONS -> createPartitions((CreatePartitionsRequest) request);
+                case DELETE_GROUPS -> deleteGroups((DeleteGroupsRequest) request);
+                case ALTER_PARTITION_REASSIGNMENTS -> CompletableFuture.supplyAsync(
+                        () -> alterReassignments((org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest) request), blocking);
+                case INCREMENTAL_ALTER_CONFIGS -> CompletableFuture.supplyAsync(
+                        () -> incrementalAlterConfigs((org.apache.kafka.common.requests.IncrementalAlterConfigsRequest) request), blocking);
+                case DESCRIBE_LOG_DIRS -> CompletableFuture.supplyAsync(
+                        () -> describeLogDirs((org.apache.kafka.common.requests.DescribeLogDirsRequest) request), blocking);
+                case LIST_PARTITION_REASSIGNMENTS -> done(listReassignments(
+                        (org.apache.kafka.common.requests.ListPartitionReassignmentsRequest) request));
                 default -> done(request.getErrorResponse(0, Errors.UNSUPPORTED_VERSION.exception()));
             };
         } catch (RuntimeException e) {
@@ -203,6 +229,11 @@ final class KafkaApis {
                     () -> key + " v" + version + " failed", cause);
             return request.getErrorResponse(0, cause);
         });
+    }
+
+    /** Why partition {@code p} of {@code t} has no log here: no such partition, or another shell leads it. */
+    static Errors missing(TopicRegistry.Topic t, int p) {
+        return t == null || t.slot(p) == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.NOT_LEADER_OR_FOLLOWER;
     }
 
     private static CompletableFuture<AbstractResponse> done(AbstractResponse r) {
@@ -220,12 +251,28 @@ final class KafkaApis {
         return new ApiVersionsResponse(new ApiVersionsResponseData().setErrorCode(error.code()).setApiKeys(keys));
     }
 
+    /** Registered shells (this one always included): node id → {host, port}. */
+    private java.util.SortedMap<Integer, String[]> brokers() {
+        java.util.SortedMap<Integer, String[]> out = new TreeMap<>();
+        topics.brokers().forEach((id, hp) -> {
+            int colon = hp.lastIndexOf(':');
+            out.put(id, new String[] {hp.substring(0, colon), hp.substring(colon + 1)});
+        });
+        out.put(config.nodeId(), new String[] {config.advertisedHost(), Integer.toString(advertisedPort)});
+        return out;
+    }
+
+    /** The lowest registered node id: named controller, and coordinator of every group. */
+    private int controller() {
+        return brokers().firstKey();
+    }
+
     private AbstractResponse describeCluster() {
         DescribeClusterResponseData.DescribeClusterBrokerCollection brokers = new DescribeClusterResponseData.DescribeClusterBrokerCollection();
-        brokers.add(new DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(config.nodeId())
-                .setHost(config.advertisedHost()).setPort(advertisedPort));
+        brokers().forEach((id, hp) -> brokers.add(new DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(id)
+                .setHost(hp[0]).setPort(Integer.parseInt(hp[1]))));
         return new DescribeClusterResponse(new DescribeClusterResponseData().setClusterId(config.clusterId())
-                .setControllerId(config.nodeId()).setBrokers(brokers));
+                .setControllerId(controller()).setBrokers(brokers));
     }
 
     private CompletableFuture<AbstractResponse> metadata(MetadataRequest request, short version) {
@@ -264,23 +311,30 @@ final class KafkaApis {
         }
         return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
             MetadataResponseData.MetadataResponseBrokerCollection brokers = new MetadataResponseData.MetadataResponseBrokerCollection();
-            brokers.add(new MetadataResponseData.MetadataResponseBroker().setNodeId(config.nodeId())
-                    .setHost(config.advertisedHost()).setPort(advertisedPort));
+            brokers().forEach((id, hp) -> brokers.add(new MetadataResponseData.MetadataResponseBroker().setNodeId(id)
+                    .setHost(hp[0]).setPort(Integer.parseInt(hp[1]))));
             MetadataResponseData.MetadataResponseTopicCollection list = new MetadataResponseData.MetadataResponseTopicCollection();
             for (var f : futures) {
                 list.add(f.join());
             }
             return new MetadataResponse(new MetadataResponseData().setBrokers(brokers).setClusterId(config.clusterId())
-                    .setControllerId(config.nodeId()).setTopics(list), version);
+                    .setControllerId(controller()).setTopics(list), version);
         });
     }
 
     private MetadataResponseData.MetadataResponseTopic describeTopic(TopicRegistry.Topic t) {
         List<MetadataResponseData.MetadataResponsePartition> partitions = new ArrayList<>();
-        for (PartitionLog p : t.partitions()) {
-            partitions.add(new MetadataResponseData.MetadataResponsePartition().setPartitionIndex(p.partition())
-                    .setLeaderId(config.nodeId()).setLeaderEpoch(0).setReplicaNodes(List.of(config.nodeId()))
-                    .setIsrNodes(List.of(config.nodeId())).setOfflineReplicas(List.of()));
+        for (TopicRegistry.Slot s : t.slots()) {
+            int leader = s.leader;
+            MetadataResponseData.MetadataResponsePartition mp = new MetadataResponseData.MetadataResponsePartition()
+                    .setPartitionIndex(s.index).setOfflineReplicas(List.of());
+            if (leader < 0) {
+                mp.setErrorCode(Errors.LEADER_NOT_AVAILABLE.code()).setLeaderId(-1).setLeaderEpoch(-1)
+                        .setReplicaNodes(List.of()).setIsrNodes(List.of());
+            } else {
+                mp.setLeaderId(leader).setLeaderEpoch((int) s.epoch).setReplicaNodes(List.of(leader)).setIsrNodes(List.of(leader));
+            }
+            partitions.add(mp);
         }
         return new MetadataResponseData.MetadataResponseTopic().setName(t.name()).setTopicId(t.id())
                 .setIsInternal(false).setPartitions(partitions);
@@ -342,6 +396,216 @@ final class KafkaApis {
             CreateTopicsResponseData.CreatableTopicResultCollection results = new CreateTopicsResponseData.CreatableTopicResultCollection();
             futures.forEach(f -> results.add(f.join()));
             return new CreateTopicsResponse(new CreateTopicsResponseData().setTopics(results));
+        });
+    }
+
+    private CompletableFuture<AbstractResponse> createPartitions(CreatePartitionsRequest request) {
+        CreatePartitionsRequestData data = request.data();
+        List<CompletableFuture<CreatePartitionsResponseData.CreatePartitionsTopicResult>> futures = new ArrayList<>();
+        for (CreatePartitionsRequestData.CreatePartitionsTopic ct : data.topics()) {
+            CreatePartitionsResponseData.CreatePartitionsTopicResult r =
+                    new CreatePartitionsResponseData.CreatePartitionsTopicResult().setName(ct.name());
+            TopicRegistry.Topic t = topics.get(ct.name());
+            if (t == null) {
+                futures.add(CompletableFuture.completedFuture(r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code())
+                        .setErrorMessage("Topic '" + ct.name() + "' does not exist.")));
+            } else if (ct.assignments() != null && !ct.assignments().isEmpty()) {
+                futures.add(CompletableFuture.completedFuture(r.setErrorCode(Errors.INVALID_REQUEST.code())
+                        .setErrorMessage("manual replica assignments are not supported")));
+            } else if (ct.count() <= t.partitionCount()) {
+                futures.add(CompletableFuture.completedFuture(r.setErrorCode(Errors.INVALID_PARTITIONS.code())
+                        .setErrorMessage("Topic currently has " + t.partitionCount() + " partitions, which is higher than or equal to the requested " + ct.count() + ".")));
+            } else if (data.validateOnly()) {
+                futures.add(CompletableFuture.completedFuture(r));
+            } else {
+                futures.add(CompletableFuture.supplyAsync(() -> topics.addPartitions(ct.name(), ct.count()), blocking)
+                        .thenCompose(f -> f).handle((grown, e) -> {
+                            if (e != null) {
+                                Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                                return r.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
+                            }
+                            return r;
+                        }));
+            }
+        }
+        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            List<CreatePartitionsResponseData.CreatePartitionsTopicResult> results = new ArrayList<>();
+            futures.forEach(f -> results.add(f.join()));
+            return new CreatePartitionsResponse(new CreatePartitionsResponseData().setResults(results));
+        });
+    }
+
+    /**
+     * Moves partitions between shells: {@code replicas} must be exactly one registered broker, the new leader (there
+     * is one replica: the data is in the object store). Answered once the move is recorded; the old leader hands the
+     * partition over at its next reconcile (closing its stream uploads the WAL data) and the target opens it at a
+     * higher epoch at its next one. {@code replicas = null} cancels a move not yet started.
+     */
+    private AbstractResponse alterReassignments(org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest request) {
+        var out = new org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData();
+        java.util.SortedMap<Integer, String[]> live = brokers();
+        for (var rt : request.data().topics()) {
+            var topicOut = new org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData.ReassignableTopicResponse()
+                    .setName(rt.name());
+            TopicRegistry.Topic t = topics.get(rt.name());
+            for (var rp : rt.partitions()) {
+                var po = new org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData.ReassignablePartitionResponse()
+                        .setPartitionIndex(rp.partitionIndex()).setErrorMessage(null);
+                topicOut.partitions().add(po);
+                if (t == null || t.slot(rp.partitionIndex()) == null) {
+                    po.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
+                    continue;
+                }
+                List<Integer> replicas = rp.replicas();
+                if (replicas != null && (replicas.size() != 1 || !live.containsKey(replicas.getFirst()))) {
+                    po.setErrorCode(Errors.INVALID_REPLICA_ASSIGNMENT.code()).setErrorMessage(
+                            "replicas must be exactly one registered broker (of " + live.keySet() + "), was " + replicas);
+                    continue;
+                }
+                try {
+                    topics.reassign(rt.name(), rp.partitionIndex(), replicas == null ? -1 : replicas.getFirst());
+                } catch (RuntimeException e) {
+                    Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                    po.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
+                }
+            }
+            out.responses().add(topicOut);
+        }
+        return new org.apache.kafka.common.requests.AlterPartitionReassignmentsResponse(out);
+    }
+
+    /**
+     * Topic configs: SET and DELETE (APPEND/SUBTRACT get INVALID_REQUEST), validated as at creation. Broker configs
+     * are read-only, except that the replication throttles Kafka's reassignment tool sets and clears are accepted
+     * and ignored (there is no replication to throttle).
+     */
+    private AbstractResponse incrementalAlterConfigs(org.apache.kafka.common.requests.IncrementalAlterConfigsRequest request) {
+        var out = new org.apache.kafka.common.message.IncrementalAlterConfigsResponseData();
+        for (var res : request.data().resources()) {
+            var r = new org.apache.kafka.common.message.IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
+                    .setResourceType(res.resourceType()).setResourceName(res.resourceName());
+            out.responses().add(r);
+            try {
+                if (res.resourceType() == 4) { // BROKER
+                    for (var c : res.configs()) {
+                        if (!c.name().endsWith(".throttled.rate") && !c.name().endsWith(".throttled.replicas")
+                                && !c.name().equals("replica.alter.log.dirs.io.max.bytes.per.second")) {
+                            throw new org.apache.kafka.common.errors.InvalidRequestException(
+                                    "broker config " + c.name() + " is read-only in kafka-shell (set it in server.properties)");
+                        }
+                    }
+                    continue;
+                }
+                if (res.resourceType() != 2) {
+                    throw new org.apache.kafka.common.errors.InvalidRequestException("unsupported resource type " + res.resourceType());
+                }
+                if (topics.get(res.resourceName()) == null) {
+                    throw new org.apache.kafka.common.errors.UnknownTopicOrPartitionException(
+                            "Topic '" + res.resourceName() + "' does not exist.");
+                }
+                Map<String, String> changes = new LinkedHashMap<>();
+                for (var c : res.configs()) {
+                    switch (c.configOperation()) {
+                        case 0 -> changes.put(c.name(), c.value());
+                        case 1 -> changes.put(c.name(), null);
+                        default -> throw new org.apache.kafka.common.errors.InvalidRequestException(
+                                "only SET and DELETE are supported, not operation " + c.configOperation() + " on " + c.name());
+                    }
+                }
+                Map<String, String> toValidate = new TreeMap<>();
+                changes.forEach((k, v) -> {
+                    if (v != null) {
+                        toValidate.put(k, v);
+                    }
+                });
+                TopicConfigs.validate(toValidate);
+                if (!request.data().validateOnly()) {
+                    topics.alterConfigs(res.resourceName(), changes);
+                }
+            } catch (RuntimeException e) {
+                Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                r.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
+            }
+        }
+        return new org.apache.kafka.common.requests.IncrementalAlterConfigsResponse(out);
+    }
+
+    /**
+     * One "log dir" per shell, {@code s3stream:<object store>}, holding the partitions this shell leads; sizes are
+     * estimated as for retention.bytes. Kafka's reassignment tool reads it.
+     */
+    private AbstractResponse describeLogDirs(org.apache.kafka.common.requests.DescribeLogDirsRequest request) {
+        var result = new org.apache.kafka.common.message.DescribeLogDirsResponseData.DescribeLogDirsResult()
+                .setLogDir("s3stream:" + config.dataDir().toAbsolutePath()).setTotalBytes(-1).setUsableBytes(-1);
+        Map<String, List<Integer>> wanted = null;
+        if (request.data().topics() != null) {
+            wanted = new HashMap<>();
+            for (var t : request.data().topics()) {
+                wanted.put(t.topic(), t.partitions());
+            }
+        }
+        for (TopicRegistry.Topic t : topics.all()) {
+            if (wanted != null && !wanted.containsKey(t.name())) {
+                continue;
+            }
+            var dt = new org.apache.kafka.common.message.DescribeLogDirsResponseData.DescribeLogDirsTopic().setName(t.name());
+            for (PartitionLog log : t.ledHere()) {
+                if (wanted == null || wanted.get(t.name()).contains(log.partition())) {
+                    dt.partitions().add(new org.apache.kafka.common.message.DescribeLogDirsResponseData.DescribeLogDirsPartition()
+                            .setPartitionIndex(log.partition()).setPartitionSize(Retention.estimateBytes(log.stream()))
+                            .setOffsetLag(0).setIsFutureKey(false));
+                }
+            }
+            if (!dt.partitions().isEmpty()) {
+                result.topics().add(dt);
+            }
+        }
+        return new org.apache.kafka.common.requests.DescribeLogDirsResponse(
+                new org.apache.kafka.common.message.DescribeLogDirsResponseData().setResults(List.of(result)));
+    }
+
+    private AbstractResponse listReassignments(org.apache.kafka.common.requests.ListPartitionReassignmentsRequest request) {
+        var out = new org.apache.kafka.common.message.ListPartitionReassignmentsResponseData();
+        Map<String, List<Integer>> wanted = null;
+        if (request.data().topics() != null) {
+            wanted = new HashMap<>();
+            for (var t : request.data().topics()) {
+                wanted.put(t.name(), t.partitionIndexes());
+            }
+        }
+        for (TopicRegistry.Topic t : topics.all()) {
+            if (wanted != null && !wanted.containsKey(t.name())) {
+                continue;
+            }
+            var ot = new org.apache.kafka.common.message.ListPartitionReassignmentsResponseData.OngoingTopicReassignment()
+                    .setName(t.name());
+            for (TopicRegistry.Slot s : t.slots()) {
+                int target = s.target;
+                int leader = s.leader;
+                if (target >= 0 && target != leader && (wanted == null || wanted.get(t.name()).contains(s.index))) {
+                    ot.partitions().add(new org.apache.kafka.common.message.ListPartitionReassignmentsResponseData.OngoingPartitionReassignment()
+                            .setPartitionIndex(s.index).setReplicas(List.of(target, leader))
+                            .setAddingReplicas(List.of(target)).setRemovingReplicas(List.of(leader)));
+                }
+            }
+            if (!ot.partitions().isEmpty()) {
+                out.topics().add(ot);
+            }
+        }
+        return new org.apache.kafka.common.requests.ListPartitionReassignmentsResponse(out);
+    }
+
+    private CompletableFuture<AbstractResponse> deleteGroups(DeleteGroupsRequest request) {
+        List<String> ids = request.data().groupsNames();
+        List<CompletableFuture<Errors>> futures = new ArrayList<>();
+        ids.forEach(g -> futures.add(groups.delete(g)));
+        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            DeleteGroupsResponseData.DeletableGroupResultCollection results = new DeleteGroupsResponseData.DeletableGroupResultCollection();
+            for (int i = 0; i < ids.size(); i++) {
+                results.add(new DeleteGroupsResponseData.DeletableGroupResult().setGroupId(ids.get(i))
+                        .setErrorCode(futures.get(i).join().code()));
+            }
+            return new DeleteGroupsResponse(new DeleteGroupsResponseData().setResults(results));
         });
     }
 
@@ -441,17 +705,18 @@ final class KafkaApis {
             for (ProduceRequestData.PartitionProduceData pd : td.partitionData()) {
                 PartitionLog log = t == null ? null : t.partition(pd.index());
                 if (log == null) {
-                    list.add(CompletableFuture.completedFuture(partitionError(pd.index(), Errors.UNKNOWN_TOPIC_OR_PARTITION, null)));
+                    list.add(CompletableFuture.completedFuture(partitionError(pd.index(), missing(t, pd.index()), null)));
                     continue;
                 }
                 list.add(appendPartition(t, log, pd));
             }
         }
-        if (data.acks() == 0) {
-            return CompletableFuture.completedFuture(null);
-        }
         List<CompletableFuture<?>> all = new ArrayList<>();
         results.values().forEach(all::addAll);
+        if (data.acks() == 0) {
+            // No response, but the request (whose frame holds the batches) is done only once they are appended.
+            return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenApply(v -> null);
+        }
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).thenApply(v -> {
             ProduceResponseData.TopicProduceResponseCollection responses = new ProduceResponseData.TopicProduceResponseCollection();
             results.forEach((name, list) -> {
@@ -526,9 +791,9 @@ final class KafkaApis {
             return CompletableFuture.completedFuture(partitionError(index, Errors.INVALID_RECORD,
                     "a produce request must carry exactly one batch per partition, got " + batches));
         }
-        ByteBuffer copy = ByteBuffer.allocate(validBytes);
-        copy.put(records.buffer().duplicate()).flip();
-        return log.append(copy, logAppendTime).thenApply(o -> new ProduceResponseData.PartitionProduceResponse()
+        // The batch is a view of the request frame, owned by this request until it is answered; the append rewrites
+        // its base offset in place and the library copies it into the log cache.
+        return log.append(records.buffer().duplicate(), logAppendTime).thenApply(o -> new ProduceResponseData.PartitionProduceResponse()
                 .setIndex(index).setErrorCode(o.error().code()).setBaseOffset(o.baseOffset())
                 .setLogAppendTimeMs(o.logAppendTimeMs()).setLogStartOffset(log.logStartOffset()));
     }
@@ -545,17 +810,41 @@ final class KafkaApis {
         return op.result;
     }
 
-    /** One fetch request: reads every partition, and if too little data is there, waits once for an append. */
+    /**
+     * One fetch request: reads every partition; while fewer than {@code min.bytes} are there and {@code max.wait.ms}
+     * has not passed, it waits for an append to one of its partitions and reads again.
+     *
+     * <p>Concurrency: wakes (appends, the deadline) may come from several threads; attempts run one at a time, and a
+     * wake during an attempt makes it run once more. Each partition holds at most one waiter of this operation.
+     */
     private final class FetchOperation {
         final FetchRequestData data;
         final CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
-        final AtomicBoolean retried = new AtomicBoolean();
+        final long deadlineNanos;
+        final AtomicBoolean running = new AtomicBoolean(true);
+        final AtomicBoolean dirty = new AtomicBoolean();
+        final java.util.Set<PartitionLog> waitingOn = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        volatile boolean timedOut;
+        boolean timerSet;
 
         FetchOperation(FetchRequestData data) {
             this.data = data;
+            this.deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, data.maxWaitMs()));
         }
 
-        void attempt(boolean last) {
+        void wake() {
+            if (result.isDone()) {
+                return;
+            }
+            dirty.set(true);
+            if (running.compareAndSet(false, true)) {
+                dirty.set(false);
+                attempt(false);
+            }
+        }
+
+        void attempt(boolean ignored) {
+            boolean last = timedOut || System.nanoTime() - deadlineNanos >= 0;
             List<FetchRequestData.FetchTopic> req = data.topics();
             List<List<CompletableFuture<PartitionLog.ReadResult>>> reads = new ArrayList<>();
             List<CompletableFuture<?>> all = new ArrayList<>();
@@ -565,7 +854,7 @@ final class KafkaApis {
                 for (FetchRequestData.FetchPartition fp : ft.partitions()) {
                     PartitionLog log = t == null ? null : t.partition(fp.partition());
                     CompletableFuture<PartitionLog.ReadResult> f = log == null
-                            ? CompletableFuture.completedFuture(new PartitionLog.ReadResult(Errors.UNKNOWN_TOPIC_OR_PARTITION, null, -1, -1))
+                            ? CompletableFuture.completedFuture(new PartitionLog.ReadResult(missing(t, fp.partition()), null, -1, -1))
                             : log.read(fp.fetchOffset(), Math.min(fp.partitionMaxBytes(), Math.max(data.maxBytes(), 1)));
                     list.add(f);
                     all.add(f);
@@ -586,20 +875,32 @@ final class KafkaApis {
                     result.complete(respond(reads));
                     return;
                 }
-                Runnable wake = () -> {
-                    if (retried.compareAndSet(false, true)) {
-                        attempt(true);
-                    }
-                };
-                timer.schedule(wake, data.maxWaitMs(), TimeUnit.MILLISECONDS);
-                for (FetchRequestData.FetchTopic ft : req) {
+                if (!timerSet) {
+                    timerSet = true;
+                    timer.schedule(() -> {
+                        timedOut = true;
+                        wake();
+                    }, Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+                }
+                for (int i = 0; i < req.size(); i++) {
+                    FetchRequestData.FetchTopic ft = req.get(i);
                     TopicRegistry.Topic t = topics.get(ft.topic());
-                    for (FetchRequestData.FetchPartition fp : ft.partitions()) {
+                    for (int j = 0; j < ft.partitions().size(); j++) {
+                        FetchRequestData.FetchPartition fp = ft.partitions().get(j);
                         PartitionLog log = t == null ? null : t.partition(fp.partition());
-                        if (log != null) {
-                            log.awaitData(fp.fetchOffset(), wake);
+                        long seen = reads.get(i).get(j).join().highWatermark();
+                        if (log != null && waitingOn.add(log)) {
+                            log.awaitData(seen, () -> {
+                                waitingOn.remove(log);
+                                wake();
+                            });
                         }
                     }
+                }
+                running.set(false);
+                if (dirty.get() && running.compareAndSet(false, true)) {
+                    dirty.set(false);
+                    attempt(false);
                 }
             });
         }
@@ -656,7 +957,7 @@ final class KafkaApis {
                 parts.add(r);
                 PartitionLog log = t == null ? null : t.partition(lp.partitionIndex());
                 if (log == null) {
-                    r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
+                    r.setErrorCode(missing(t, lp.partitionIndex()).code());
                     continue;
                 }
                 long ts = lp.timestamp();
@@ -703,7 +1004,8 @@ final class KafkaApis {
                 return new FindCoordinatorResponse(out.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
                         .setErrorMessage("only group coordinators exist").setNodeId(-1).setHost("").setPort(-1));
             }
-            return new FindCoordinatorResponse(out.setNodeId(config.nodeId()).setHost(config.advertisedHost()).setPort(advertisedPort));
+            String[] hp = brokers().get(controller());
+            return new FindCoordinatorResponse(out.setNodeId(controller()).setHost(hp[0]).setPort(Integer.parseInt(hp[1])));
         }
         for (String key : d.coordinatorKeys()) {
             FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator().setKey(key);
@@ -711,7 +1013,8 @@ final class KafkaApis {
                 c.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code()).setErrorMessage("only group coordinators exist")
                         .setNodeId(-1).setHost("").setPort(-1);
             } else {
-                c.setNodeId(config.nodeId()).setHost(config.advertisedHost()).setPort(advertisedPort);
+                String[] hp = brokers().get(controller());
+                c.setNodeId(controller()).setHost(hp[0]).setPort(Integer.parseInt(hp[1]));
             }
             out.coordinators().add(c);
         }
@@ -758,7 +1061,7 @@ final class KafkaApis {
                 TopicRegistry.Topic topic = topics.get(t.name());
                 for (OffsetCommitRequestData.OffsetCommitRequestPartition p : t.partitions()) {
                     Errors e = check;
-                    if (e == Errors.NONE && (topic == null || topic.partition(p.partitionIndex()) == null)) {
+                    if (e == Errors.NONE && (topic == null || topic.slot(p.partitionIndex()) == null)) {
                         e = Errors.UNKNOWN_TOPIC_OR_PARTITION;
                     }
                     if (e == Errors.NONE) {

@@ -6,6 +6,8 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import org.apache.kafka.common.network.ClientInformation;
 import org.apache.kafka.common.network.ListenerName;
+import org.apache.kafka.common.network.Send;
+import org.apache.kafka.common.network.TransferableChannel;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
@@ -35,6 +37,7 @@ final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
     private final KafkaApis apis;
     private final ArrayDeque<Slot> inFlight = new ArrayDeque<>();
     private ChannelHandlerContext ctx;
+    private final ChannelAdapter channel = new ChannelAdapter();
 
     private static final class Slot {
         final RequestContext context;
@@ -58,15 +61,10 @@ final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        ByteBuffer buffer;
+        // The request is parsed in place: record batches of a produce stay views of the frame, which is released
+        // once the request is answered (the library copies a payload before append returns). No heap copy.
         ByteBuf frame = (ByteBuf) msg;
-        try {
-            buffer = ByteBuffer.allocate(frame.readableBytes());
-            frame.readBytes(buffer);
-            buffer.flip();
-        } finally {
-            frame.release();
-        }
+        ByteBuffer buffer = frame.nioBufferCount() == 1 ? frame.nioBuffer() : copy(frame);
         RequestContext context;
         AbstractRequest request;
         try {
@@ -82,9 +80,15 @@ final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
             }
             request = context.parseRequest(buffer).request;
         } catch (RuntimeException e) {
+            frame.release();
             LOG.log(System.Logger.Level.DEBUG, () -> "closing " + ctx.channel() + ": unparseable request", e);
             ctx.close();
             return;
+        }
+        // Only a produce keeps views of the frame (its record batches); every other request's fields are copies.
+        boolean holdsFrame = context.header.apiKey() == ApiKeys.PRODUCE;
+        if (!holdsFrame) {
+            frame.release();
         }
         Slot slot = new Slot(context);
         inFlight.addLast(slot);
@@ -97,7 +101,11 @@ final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
         } catch (RuntimeException e) {
             f = CompletableFuture.completedFuture(request.getErrorResponse(0, e));
         }
-        f.whenComplete((response, e) -> ctx.executor().execute(() -> {
+        f.whenComplete((response, e) -> {
+            if (holdsFrame) {
+                frame.release(); // the batches are appended (copied by the library) or refused
+            }
+        }).whenComplete((response, e) -> ctx.executor().execute(() -> {
             slot.response = e != null ? request.getErrorResponse(0, e) : response;
             slot.done = true;
             flush();
@@ -111,19 +119,20 @@ final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
             if (s.response == null) {
                 continue; // produce with acks=0: no response
             }
-            ByteBuffer body;
             try {
-                body = s.context.buildResponseEnvelopePayload(s.response);
-            } catch (RuntimeException e) {
+                // kafka-clients' Send: the size prefix, header and fields, with record sets as their own buffers,
+                // handed to Netty without copying them into one response buffer.
+                Send send = s.context.buildResponseSend(s.response);
+                long written = send.writeTo(channel);
+                if (written != send.size() || !send.completed()) {
+                    throw new IllegalStateException("response of " + send.size() + " bytes written as " + written);
+                }
+            } catch (RuntimeException | java.io.IOException e) {
                 LOG.log(System.Logger.Level.ERROR, () -> "cannot serialize " + s.context.header.apiKey()
                         + " v" + s.context.header.apiVersion() + " response; closing connection", e);
                 ctx.close();
                 return;
             }
-            ByteBuf out = Unpooled.buffer(4 + body.remaining());
-            out.writeInt(body.remaining());
-            out.writeBytes(body);
-            ctx.write(out, ctx.voidPromise());
             wrote = true;
         }
         if (wrote) {
@@ -131,6 +140,62 @@ final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         if (inFlight.size() < MAX_IN_FLIGHT / 2 && !ctx.channel().config().isAutoRead()) {
             ctx.channel().config().setAutoRead(true);
+        }
+    }
+
+    private static ByteBuffer copy(ByteBuf frame) {
+        ByteBuffer b = ByteBuffer.allocate(frame.readableBytes());
+        frame.getBytes(frame.readerIndex(), b);
+        return b.flip();
+    }
+
+    /**
+     * Netty's channel as the {@code TransferableChannel} a {@link Send} writes to: every buffer is wrapped, not
+     * copied. The buffers of a response are not touched after it is built (record sets are fetch copies or, for a
+     * produce response, absent), so wrapping is safe.
+     */
+    private final class ChannelAdapter implements TransferableChannel {
+        @Override
+        public long write(ByteBuffer[] srcs, int offset, int length) {
+            long n = 0;
+            for (int i = offset; i < offset + length; i++) {
+                n += write(srcs[i]);
+            }
+            return n;
+        }
+
+        @Override
+        public long write(ByteBuffer[] srcs) {
+            return write(srcs, 0, srcs.length);
+        }
+
+        @Override
+        public int write(ByteBuffer src) {
+            int n = src.remaining();
+            if (n > 0) {
+                ctx.write(Unpooled.wrappedBuffer(src.slice()), ctx.voidPromise());
+                src.position(src.limit());
+            }
+            return n;
+        }
+
+        @Override
+        public boolean hasPendingWrites() {
+            return false;
+        }
+
+        @Override
+        public long transferFrom(java.nio.channels.FileChannel fileChannel, long position, long count) {
+            throw new UnsupportedOperationException("no file-backed record sets");
+        }
+
+        @Override
+        public boolean isOpen() {
+            return true;
+        }
+
+        @Override
+        public void close() {
         }
     }
 

@@ -37,6 +37,7 @@ public final class KafkaShell implements AutoCloseable {
     private final ExecutorService blocking;
     private final ScheduledExecutorService timer;
     private final GroupCoordinator groups;
+    private final TopicRegistry topics;
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final Channel server;
@@ -52,11 +53,25 @@ public final class KafkaShell implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        TopicRegistry topics = new TopicRegistry(storage, blocking);
-        topics.load();
+        TopicRegistry topics = new TopicRegistry(storage, blocking, config.nodeId());
+        this.topics = topics;
+        topics.reconcile();
         this.groups = new GroupCoordinator(config, storage.keyValues());
         groups.load();
-        KafkaApis apis = new KafkaApis(config, topics, groups, storage.keyValues(), timer);
+        KafkaApis apis = new KafkaApis(config, topics, groups, storage.keyValues(), timer, blocking);
+        long every = config.retentionCheckIntervalMs();
+        java.util.concurrent.atomic.AtomicBoolean retentionRunning = new java.util.concurrent.atomic.AtomicBoolean();
+        timer.scheduleWithFixedDelay(() -> {
+            if (retentionRunning.compareAndSet(false, true)) {
+                blocking.execute(() -> {
+                    try {
+                        applyRetention(topics);
+                    } finally {
+                        retentionRunning.set(false);
+                    }
+                });
+            }
+        }, every, every, java.util.concurrent.TimeUnit.MILLISECONDS);
         this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         this.workers = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
                 NioIoHandler.newFactory());
@@ -74,6 +89,38 @@ public final class KafkaShell implements AutoCloseable {
                 .bind(new InetSocketAddress(config.host(), config.port())).sync().channel();
         this.port = ((InetSocketAddress) server.localAddress()).getPort();
         apis.boundPort(port);
+        topics.registerBroker(config.advertisedHost(), config.advertisedPort() == 0 ? port : config.advertisedPort());
+        long reconcileMs = config.reconcileMs();
+        java.util.concurrent.atomic.AtomicBoolean reconciling = new java.util.concurrent.atomic.AtomicBoolean();
+        timer.scheduleWithFixedDelay(() -> {
+            if (!closed && reconciling.compareAndSet(false, true)) {
+                blocking.execute(() -> {
+                    try {
+                        topics.reconcile();
+                    } finally {
+                        reconciling.set(false);
+                    }
+                });
+            }
+        }, reconcileMs, reconcileMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    private void applyRetention(TopicRegistry topics) {
+        long now = System.currentTimeMillis();
+        for (TopicRegistry.Topic t : topics.all()) {
+            java.util.Map<String, String> cfg = TopicConfigs.effective(config, t.configs());
+            for (PartitionLog p : t.ledHere()) {
+                if (closed || p == null) {
+                    return;
+                }
+                try {
+                    Retention.apply(p, cfg, now);
+                } catch (RuntimeException e) {
+                    System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.WARNING,
+                            () -> "retention of " + t.name() + "-" + p.partition() + " failed; retried next round", e);
+                }
+            }
+        }
     }
 
     /** Starts a broker; the engine has recovered its WAL and the port is bound when this returns. */
@@ -102,6 +149,11 @@ public final class KafkaShell implements AutoCloseable {
         }
         closed = true;
         server.close().syncUninterruptibly();
+        try {
+            topics.unregisterBroker();
+        } catch (RuntimeException e) {
+            System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.WARNING, "could not unregister", e);
+        }
         boss.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
         workers.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
         groups.close();

@@ -35,14 +35,20 @@ import java.util.concurrent.Executor;
 final class PartitionLog {
     /** Kafka keeps the metadata of the last five batches per producer to recognise retried duplicates. */
     private static final int PRODUCER_BATCH_CACHE = 5;
+    private static final System.Logger LOG = System.getLogger(PartitionLog.class.getName());
 
     private final String topic;
     private final int partition;
     private final Stream stream;
     private final SerialExecutor appender;
+    /** How much of the partition's tail is scanned to rebuild producer state after an open. */
+    static final long PRODUCER_RECOVERY_TAIL_BYTES = 8L << 20;
+
     private final Map<Long, ProducerEntry> producers = new HashMap<>(); // owned by appender
+    private boolean producersRecovered; // owned by appender
     private final ConcurrentLinkedQueue<Runnable> waiters = new ConcurrentLinkedQueue<>();
     private volatile Throwable failure;
+    private volatile boolean retired;
 
     PartitionLog(String topic, int partition, Stream stream, Executor blockingExecutor) {
         this.topic = topic;
@@ -72,6 +78,30 @@ final class PartitionLog {
         return stream.confirmedOffset();
     }
 
+    /**
+     * Stops taking appends (they get NOT_LEADER_OR_FOLLOWER) and closes the stream once the appends queued before this
+     * call are done; the library uploads the stream's data so another shell can open it. Long polls are woken.
+     */
+    CompletableFuture<Void> retire() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        appender.execute(() -> {
+            retired = true;
+            stream.close().whenComplete((v, e) -> {
+                wakeWaiters();
+                if (e != null) {
+                    done.completeExceptionally(e);
+                } else {
+                    done.complete(null);
+                }
+            });
+        });
+        return done;
+    }
+
+    boolean retired() {
+        return retired;
+    }
+
     /** Outcome of one produce to this partition. */
     record AppendOutcome(Errors error, long baseOffset, long logAppendTimeMs) {
     }
@@ -87,6 +117,10 @@ final class PartitionLog {
     }
 
     private void doAppend(ByteBuffer bytes, boolean logAppendTime, CompletableFuture<AppendOutcome> result) {
+        if (retired) {
+            result.complete(new AppendOutcome(Errors.NOT_LEADER_OR_FOLLOWER, -1, -1));
+            return;
+        }
         if (failure != null) {
             result.complete(new AppendOutcome(Errors.KAFKA_STORAGE_ERROR, -1, -1));
             return;
@@ -96,6 +130,9 @@ final class PartitionLog {
         int count = (int) (batch.lastOffset() - batch.baseOffset()) + 1;
         ProducerEntry entry = null;
         if (producerId >= 0) {
+            if (!producersRecovered) {
+                recoverProducers();
+            }
             entry = producers.get(producerId);
             if (entry != null) {
                 short epoch = batch.producerEpoch();
@@ -106,6 +143,9 @@ final class PartitionLog {
                 if (epoch == entry.epoch) {
                     for (BatchMeta m : entry.recent) {
                         if (m.firstSeq == batch.baseSequence() && m.lastSeq == batch.lastSequence()) {
+                            LOG.log(System.Logger.Level.INFO, () -> topic + "-" + partition + ": duplicate batch of producer "
+                                    + producerId + " (sequences " + m.firstSeq + ".." + m.lastSeq + ") answered with its offset "
+                                    + m.baseOffset);
                             result.complete(new AppendOutcome(Errors.NONE, m.baseOffset, -1)); // a retried duplicate
                             return;
                         }
@@ -120,7 +160,7 @@ final class PartitionLog {
                     return;
                 }
             }
-            // An unknown producer is accepted at any sequence: producer state is not recovered after a restart yet.
+            // A producer not seen in the recovered tail is accepted at any sequence (its state is older than the tail).
         }
         long baseOffset = stream.nextOffset();
         batch.setLastOffset(baseOffset + (int) (batch.lastOffset() - batch.baseOffset()));
@@ -163,17 +203,85 @@ final class PartitionLog {
         });
     }
 
-    /** Runs {@code waiter} once after the next append completes (or at once if data past {@code offset} exists). */
-    void awaitData(long offset, Runnable waiter) {
+    /**
+     * Rebuilds idempotent-producer state (epoch and the last five batches per producer id) from the partition's tail,
+     * once per open, on the first idempotent append: a retry that spans a broker restart or a partition move then gets
+     * its original offset instead of being stored twice, and a gap is still rejected. The tail is the last
+     * {@link #PRODUCER_RECOVERY_TAIL_BYTES} or so (estimated from the size of the last batch); a producer whose last
+     * batch is older than that is treated as new. Runs on the appender, before any idempotent append of this handle.
+     */
+    private void recoverProducers() {
+        producersRecovered = true;
+        long end = stream.confirmedOffset();
+        long start = stream.startOffset();
+        if (end <= start) {
+            return;
+        }
+        try {
+            long from;
+            try (FetchResult last = stream.fetch(end - 1, end, 1).join()) {
+                StoredBatch b = last.batches().getFirst();
+                long perRecord = Math.max(1, b.payload().remaining() / Math.max(1, b.count()));
+                from = Math.max(start, end - Math.max(1, PRODUCER_RECOVERY_TAIL_BYTES / perRecord));
+            }
+            long scanned = 0;
+            while (from < end) {
+                long next = from;
+                try (FetchResult fr = stream.fetch(from, end, 1 << 20).join()) {
+                    for (StoredBatch sb : fr.batches()) {
+                        next = sb.endOffset();
+                        scanned++;
+                        for (MutableRecordBatch kb : MemoryRecords.readableRecords(sb.payload().duplicate()).batches()) {
+                            if (kb.producerId() < 0 || kb.isControlBatch()) {
+                                continue;
+                            }
+                            ProducerEntry e = producers.get(kb.producerId());
+                            if (e == null || kb.producerEpoch() > e.epoch) {
+                                e = new ProducerEntry(kb.producerEpoch());
+                                producers.put(kb.producerId(), e);
+                            } else if (kb.producerEpoch() < e.epoch) {
+                                continue;
+                            }
+                            e.recent.addLast(new BatchMeta(kb.baseSequence(), kb.lastSequence(), kb.baseOffset()));
+                            if (e.recent.size() > PRODUCER_BATCH_CACHE) {
+                                e.recent.removeFirst();
+                            }
+                        }
+                    }
+                }
+                if (next <= from) {
+                    break;
+                }
+                from = next;
+            }
+            long batches = scanned;
+            LOG.log(System.Logger.Level.DEBUG, () -> topic + "-" + partition + ": producer state of " + producers.size()
+                    + " producer(s) rebuilt from " + batches + " tail batch(es)");
+        } catch (RuntimeException e) {
+            // Trimmed meanwhile or unreadable: fall back to accepting unknown producers, and say so.
+            LOG.log(System.Logger.Level.WARNING, () -> topic + "-" + partition
+                    + ": could not rebuild producer state from the tail; unknown producers are accepted at any sequence", e);
+        }
+    }
+
+    /**
+     * Runs {@code waiter} once after the next append completes, or at once if the high watermark has moved past
+     * {@code seenHighWatermark} (the one the caller's read saw).
+     */
+    void awaitData(long seenHighWatermark, Runnable waiter) {
         waiters.add(waiter);
-        if (highWatermark() > offset) {
+        if (highWatermark() > seenHighWatermark) {
             wakeWaiters();
         }
     }
 
+    /** Runs the waiters registered so far; one that re-registers while running waits for the next append. */
     private void wakeWaiters() {
-        Runnable w;
-        while ((w = waiters.poll()) != null) {
+        for (int n = waiters.size(); n > 0; n--) {
+            Runnable w = waiters.poll();
+            if (w == null) {
+                return;
+            }
             w.run();
         }
     }
@@ -192,31 +300,63 @@ final class PartitionLog {
         if (offset == hw || maxBytes <= 0) {
             return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, ByteBuffer.allocate(0), hw, start));
         }
-        return stream.fetch(offset, hw, maxBytes).handle((r, e) -> {
+        return readFrom(offset, hw, start, maxBytes, new ArrayList<>(), 0);
+    }
+
+    /**
+     * One library fetch may return fewer batches than are there (it stops at a cache block or an object), so a read
+     * continues until it reaches {@code hw} or {@code maxBytes}; each chunk's batches are copied out at once so the
+     * library's buffers go back before the next fetch.
+     */
+    private CompletableFuture<ReadResult> readFrom(long from, long hw, long start, int maxBytes, List<ByteBuffer> parts,
+                                                   int total) {
+        return stream.fetch(from, hw, maxBytes - total).handle((r, e) -> {
             if (e != null) {
+                if (!parts.isEmpty()) { // what was read so far is a valid answer
+                    return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, merge(parts, total), hw, start));
+                }
                 Errors err = e.getCause() instanceof io.s3stream.OffsetOutOfRangeException
                         || e instanceof io.s3stream.OffsetOutOfRangeException
                         ? Errors.OFFSET_OUT_OF_RANGE : Errors.KAFKA_STORAGE_ERROR;
-                return new ReadResult(err, null, hw, start);
+                return CompletableFuture.completedFuture(new ReadResult(err, null, hw, start));
             }
+            int size = total;
+            long next = from;
+            boolean full = false;
             try (FetchResult fr = r) {
-                List<ByteBuffer> parts = new ArrayList<>();
-                int total = 0;
+                List<ByteBuffer> chunk = new ArrayList<>();
+                int chunkBytes = 0;
                 for (StoredBatch b : fr.batches()) {
-                    int size = b.payload().remaining();
-                    if (!parts.isEmpty() && total + size > maxBytes) {
+                    int n = b.payload().remaining();
+                    if (size > 0 && size + n > maxBytes) {
+                        full = true;
                         break;
                     }
-                    parts.add(b.payload());
-                    total += size;
+                    chunk.add(b.payload());
+                    chunkBytes += n;
+                    size += n;
+                    next = b.endOffset();
                 }
-                ByteBuffer out = ByteBuffer.allocate(total);
-                for (ByteBuffer p : parts) {
-                    out.put(p.duplicate());
+                if (chunkBytes > 0) {
+                    parts.add(merge(chunk, chunkBytes));
                 }
-                return new ReadResult(Errors.NONE, out.flip(), hw, start);
             }
-        });
+            if (full || next >= hw || next <= from || size >= maxBytes) {
+                return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, merge(parts, size), hw, start));
+            }
+            return readFrom(next, hw, start, maxBytes, parts, size);
+        }).thenCompose(f -> f);
+    }
+
+    private static ByteBuffer merge(List<ByteBuffer> parts, int total) {
+        if (parts.size() == 1 && parts.getFirst().hasArray()) {
+            return parts.getFirst();
+        }
+        ByteBuffer out = ByteBuffer.allocate(total);
+        for (ByteBuffer p : parts) {
+            out.put(p.duplicate());
+        }
+        return out.flip();
     }
 
     private record BatchMeta(int firstSeq, int lastSeq, long baseOffset) {

@@ -35,6 +35,8 @@ public final class ShellConfig {
     private final long logRetentionMs;
     private final long logRetentionBytes;
     private final Path dataDir;
+    private final long retentionCheckIntervalMs;
+    private final long reconcileMs;
 
     private ShellConfig(Map<String, String> raw) {
         this.raw = Map.copyOf(raw);
@@ -83,6 +85,9 @@ public final class ShellConfig {
                 String.valueOf(Long.parseLong(get("log.retention.hours", "168")) * 3_600_000L)));
         this.logRetentionBytes = longValue("log.retention.bytes", get("log.retention.bytes", "-1"));
         this.dataDir = Path.of(get("s3stream.data.dir", "data/kafka-shell"));
+        this.retentionCheckIntervalMs = intValue("log.retention.check.interval.ms",
+                get("log.retention.check.interval.ms", "300000"), 1, Integer.MAX_VALUE);
+        this.reconcileMs = intValue("s3stream.kafka.reconcile.ms", get("s3stream.kafka.reconcile.ms", "500"), 10, Integer.MAX_VALUE);
     }
 
     /** Reads settings; {@code overrides} win over {@code file}. */
@@ -164,6 +169,8 @@ public final class ShellConfig {
     public long logRetentionMs() { return logRetentionMs; }
     public long logRetentionBytes() { return logRetentionBytes; }
     public Path dataDir() { return dataDir; }
+    public long retentionCheckIntervalMs() { return retentionCheckIntervalMs; }
+    public long reconcileMs() { return reconcileMs; }
 
     private static int intValue(String key, String value, int min, int max) {
         long v = longValue(key, value);

@@ -10,7 +10,7 @@ import java.util.TreeMap;
 final class TopicConfigs {
     /** Keys kafka-shell applies; other Kafka topic keys are accepted and stored but have no effect (README). */
     static final Set<String> APPLIED = Set.of("max.message.bytes", "message.timestamp.type",
-            "message.timestamp.after.max.ms", "message.timestamp.before.max.ms");
+            "message.timestamp.after.max.ms", "message.timestamp.before.max.ms", "retention.ms", "retention.bytes");
 
     private TopicConfigs() {
     }

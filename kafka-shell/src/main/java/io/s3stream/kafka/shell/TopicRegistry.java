@@ -20,61 +20,125 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 
 /**
- * Topics of this shell: name → id, configs and one {@link PartitionLog} (one stream) per partition.
+ * Topics, partition leadership and the broker list of a cluster of shells sharing one object store.
  *
- * <p>Design note: each topic is one key {@code kafka/topic/<name>} in the manifest's key-value space holding its id,
- * its configs and, per partition, the stream id and the epoch it was last opened at. Opening a partition bumps its
- * epoch (compare-and-set), which fences any earlier owner of the stream.
+ * <h2>Records in the manifest's key-value space</h2>
+ * <ul>
+ *   <li>{@code kafka/topic/<name>}: id, partition count, per partition the stream id, configs, and the node that
+ *       created it (and each added partition), which leads it first.</li>
+ *   <li>{@code kafka/leader/<topic>/<partition>}: {@code leader,epoch,target}. The leader is the one shell that has
+ *       the partition's stream open; it opens it at {@code epoch} (bumped by compare-and-set on every open, which
+ *       fences any earlier handle). {@code target >= 0} asks the leader to hand the partition over.</li>
+ *   <li>{@code kafka/broker/<id>}: {@code host:port} of a running shell (written at start, deleted at clean stop).</li>
+ * </ul>
+ *
+ * <h2>Reconciling</h2>
+ * {@link #reconcile()} runs at start and then every {@code s3stream.kafka.reconcile.ms} on each shell: it picks up
+ * topics created, grown or deleted elsewhere, opens partitions whose record names this shell (after a restart, or
+ * when a partition was handed to it), hands over partitions whose record has a target (retire: appends answer
+ * NOT_LEADER_OR_FOLLOWER, the stream is closed, which uploads its data, then the record names the target), and
+ * drops partitions that another shell took. The stream's own ownership rule (openStream fails while another node
+ * has it open) and epochs keep two shells from writing one partition even if records are stale.
  */
 final class TopicRegistry {
     static final String PREFIX = "kafka/topic/";
+    static final String LEADER_PREFIX = "kafka/leader/";
+    static final String BROKER_PREFIX = "kafka/broker/";
+    private static final System.Logger LOG = System.getLogger(TopicRegistry.class.getName());
 
-    /** A topic and its open partitions. */
-    record Topic(String name, Uuid id, List<PartitionLog> partitions, Map<String, String> configs) {
+    /** One partition as this shell sees it: its stream, who leads it, and the open log when this shell does. */
+    static final class Slot {
+        final int index;
+        final long streamId;
+        volatile PartitionLog log;
+        volatile int leader = -1;
+        volatile long epoch;
+        volatile int target = -1;
+
+        Slot(int index, long streamId) {
+            this.index = index;
+            this.streamId = streamId;
+        }
+    }
+
+    /** A topic and its partitions. */
+    record Topic(String name, Uuid id, List<Slot> slots, Map<String, String> configs) {
+        /** The open log if this shell leads partition {@code p}, else null. */
         PartitionLog partition(int p) {
-            return p >= 0 && p < partitions.size() ? partitions.get(p) : null;
+            Slot s = slot(p);
+            PartitionLog log = s == null ? null : s.log;
+            return log == null || log.retired() ? null : log;
+        }
+
+        Slot slot(int p) {
+            return p >= 0 && p < slots.size() ? slots.get(p) : null;
+        }
+
+        int partitionCount() {
+            return slots.size();
+        }
+
+        /** The logs of the partitions this shell leads. */
+        List<PartitionLog> ledHere() {
+            List<PartitionLog> out = new ArrayList<>();
+            for (Slot s : slots) {
+                PartitionLog log = s.log;
+                if (log != null && !log.retired()) {
+                    out.add(log);
+                }
+            }
+            return out;
         }
     }
 
     private final StreamStorage storage;
     private final KeyValues kv;
     private final Executor blocking;
+    private final int nodeId;
     private final ConcurrentHashMap<String, Topic> topics = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, CompletableFuture<Topic>> creating = new ConcurrentHashMap<>();
+    private final java.util.Set<String> deleting = ConcurrentHashMap.newKeySet();
+    private volatile SortedMap<Integer, String> brokers = new TreeMap<>();
 
-    TopicRegistry(StreamStorage storage, Executor blocking) {
+    TopicRegistry(StreamStorage storage, Executor blocking, int nodeId) {
         this.storage = storage;
         this.kv = storage.keyValues();
         this.blocking = blocking;
+        this.nodeId = nodeId;
     }
 
-    /** Opens every topic recorded in the key-value space (startup). */
-    void load() {
-        for (Map.Entry<String, byte[]> e : kv.list(PREFIX).join().entrySet()) {
-            String name = e.getKey().substring(PREFIX.length());
-            Properties p = parse(e.getValue());
-            int n = Integer.parseInt(p.getProperty("partitions"));
-            List<PartitionLog> logs = new ArrayList<>();
-            Properties updated = (Properties) p.clone();
-            for (int i = 0; i < n; i++) {
-                long streamId = Long.parseLong(p.getProperty("stream." + i));
-                long epoch = Long.parseLong(p.getProperty("epoch." + i, "0")) + 1;
-                updated.setProperty("epoch." + i, Long.toString(epoch));
-                Stream s = storage.openStream(streamId, epoch).join();
-                logs.add(new PartitionLog(name, i, s, blocking));
-            }
-            if (!kv.compareAndSet(e.getKey(), e.getValue(), format(updated)).join()) {
-                throw new IllegalStateException("topic " + name + " changed while this shell opened it");
-            }
-            topics.put(name, new Topic(name, Uuid.fromString(p.getProperty("id")), List.copyOf(logs), configsOf(p)));
-        }
+    // ---------------------------------------------------------------- brokers
+
+    void registerBroker(String host, int port) {
+        kv.put(BROKER_PREFIX + nodeId, (host + ":" + port).getBytes(StandardCharsets.UTF_8)).join();
+        refreshBrokers();
     }
+
+    void unregisterBroker() {
+        kv.delete(BROKER_PREFIX + nodeId).join();
+    }
+
+    /** Registered shells: node id → host:port. */
+    SortedMap<Integer, String> brokers() {
+        return brokers;
+    }
+
+    private void refreshBrokers() {
+        SortedMap<Integer, String> m = new TreeMap<>();
+        kv.list(BROKER_PREFIX).join().forEach((k, v) ->
+                m.put(Integer.parseInt(k.substring(BROKER_PREFIX.length())), new String(v, StandardCharsets.UTF_8)));
+        brokers = m;
+    }
+
+    // ---------------------------------------------------------------- reading
 
     Topic get(String name) {
         return topics.get(name);
@@ -100,7 +164,161 @@ final class TopicRegistry {
         }
     }
 
-    /** Creates a topic with {@code partitions} streams; fails with TopicExistsException if it exists. */
+    // ---------------------------------------------------------------- reconcile
+
+    /** Brings this shell in line with the records (see the class comment). Never throws; problems are logged. */
+    synchronized void reconcile() {
+        try {
+            refreshBrokers();
+            SortedMap<String, byte[]> records = kv.list(PREFIX).join();
+            for (String name : List.copyOf(topics.keySet())) {
+                if (!records.containsKey(PREFIX + name) && !creating.containsKey(name)) {
+                    Topic gone = topics.remove(name);
+                    if (gone != null) {
+                        destroyLedHere(gone);
+                    }
+                }
+            }
+            SortedMap<String, byte[]> leaders = kv.list(LEADER_PREFIX).join();
+            for (Map.Entry<String, byte[]> e : records.entrySet()) {
+                String name = e.getKey().substring(PREFIX.length());
+                if (creating.containsKey(name) || deleting.contains(name)) {
+                    continue; // this shell is creating it (create() installs it) or deleting it
+                }
+                Properties p = parse(e.getValue());
+                Topic t = topicFrom(name, p);
+                for (Slot s : t.slots()) {
+                    try {
+                        reconcileSlot(t, s, p, leaders.get(leaderKey(name, s.index)));
+                    } catch (RuntimeException ex) {
+                        LOG.log(System.Logger.Level.WARNING, () -> "partition " + name + "-" + s.index
+                                + ": leadership not settled this round", ex);
+                    }
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "reconciling topics failed; retried next round", e);
+        }
+    }
+
+    /** The topic for record {@code p}: the known one, grown if the record has more partitions, or a new one. */
+    private Topic topicFrom(String name, Properties p) {
+        Uuid id = Uuid.fromString(p.getProperty("id"));
+        int n = Integer.parseInt(p.getProperty("partitions"));
+        Topic t = topics.get(name);
+        if (t != null && t.id().equals(id) && t.partitionCount() >= n) {
+            Map<String, String> configs = configsOf(p);
+            if (!configs.equals(t.configs())) { // altered on some shell
+                Topic altered = new Topic(name, id, t.slots(), configs);
+                topics.put(name, altered);
+                return altered;
+            }
+            return t;
+        }
+        List<Slot> slots = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Slot known = t != null && t.id().equals(id) ? t.slot(i) : null;
+            slots.add(known != null ? known : new Slot(i, Long.parseLong(p.getProperty("stream." + i))));
+        }
+        Topic grown = new Topic(name, id, List.copyOf(slots), configsOf(p));
+        topics.put(name, grown);
+        return grown;
+    }
+
+    private void reconcileSlot(Topic t, Slot s, Properties topicRecord, byte[] record) {
+        String key = leaderKey(t.name(), s.index);
+        if (record == null) {
+            // Legacy topics (before leader records) are claimed by whoever gets there first; a new partition's
+            // creator writes its record right after the topic record, so others wait for it.
+            String creator = topicRecord.getProperty("creator." + s.index, topicRecord.getProperty("creator"));
+            if (creator != null && Integer.parseInt(creator) != nodeId) {
+                s.leader = Integer.parseInt(creator);
+                return;
+            }
+            long legacyEpoch = Long.parseLong(topicRecord.getProperty("epoch." + s.index, "0"));
+            byte[] mine = leaderRecord(nodeId, legacyEpoch, -1);
+            if (kv.compareAndSet(key, null, mine).join()) {
+                record = mine;
+            } else {
+                return; // someone else did; next round
+            }
+        }
+        long[] r = parseLeader(record);
+        int leader = (int) r[0];
+        long epoch = r[1];
+        int target = (int) r[2];
+        s.leader = leader;
+        s.epoch = epoch;
+        s.target = target;
+        PartitionLog log = s.log;
+        if (leader == nodeId) {
+            if (target >= 0 && target != nodeId) {
+                handOver(t, s, key, record, target, epoch);
+                return;
+            }
+            if (log == null || log.retired()) {
+                byte[] bumped = leaderRecord(nodeId, epoch + 1, target);
+                if (!kv.compareAndSet(key, record, bumped).join()) {
+                    return; // changed meanwhile; next round
+                }
+                Stream stream = storage.openStream(s.streamId, epoch + 1).join();
+                s.epoch = epoch + 1;
+                s.log = new PartitionLog(t.name(), s.index, stream, blocking);
+                LOG.log(System.Logger.Level.DEBUG, () -> "partition " + t.name() + "-" + s.index + " led here at epoch "
+                        + (epoch + 1));
+            }
+        } else if (log != null && !log.retired()) {
+            // Another shell leads it now (it fenced us, or the record moved): stop serving it.
+            s.log = null;
+            log.retire().exceptionally(e -> null);
+        }
+    }
+
+    /** Retires the partition here (its stream is closed: data uploaded), then names {@code target} the leader. */
+    private void handOver(Topic t, Slot s, String key, byte[] record, int target, long epoch) {
+        long started = System.nanoTime();
+        PartitionLog log = s.log;
+        if (log != null) {
+            log.retire().join();
+        }
+        s.log = null;
+        if (kv.compareAndSet(key, record, leaderRecord(target, epoch, -1)).join()) {
+            s.leader = target;
+            s.target = -1;
+            LOG.log(System.Logger.Level.INFO, () -> "partition " + t.name() + "-" + s.index + " handed to node " + target
+                    + " (closed and uploaded in " + (System.nanoTime() - started) / 1_000_000 + " ms)");
+        }
+    }
+
+    /**
+     * Asks the leader of {@code topic-partition} to hand it to {@code target} (AlterPartitionReassignments); the move
+     * completes asynchronously at the leader's and the target's next reconcile. {@code target < 0} cancels.
+     */
+    void reassign(String topic, int partition, int target) {
+        String key = leaderKey(topic, partition);
+        for (int attempt = 0; attempt < 10; attempt++) {
+            byte[] record = kv.get(key).join().orElseThrow(() -> new UnknownTopicOrPartitionException(
+                    "partition " + topic + "-" + partition + " has no leader yet"));
+            long[] r = parseLeader(record);
+            int newTarget = target == r[0] ? -1 : target;
+            if (newTarget == r[2]) {
+                return;
+            }
+            if (kv.compareAndSet(key, record, leaderRecord((int) r[0], r[1], newTarget)).join()) {
+                Topic t = topics.get(topic);
+                Slot s = t == null ? null : t.slot(partition);
+                if (s != null) {
+                    s.target = newTarget;
+                }
+                return;
+            }
+        }
+        throw new IllegalStateException("partition " + topic + "-" + partition + " record kept changing");
+    }
+
+    // ---------------------------------------------------------------- create, grow, delete
+
+    /** Creates a topic with {@code partitions} streams, led by this shell; fails with TopicExistsException if it exists. */
     CompletableFuture<Topic> create(String name, int partitions, Map<String, String> configs) {
         try {
             validateName(name);
@@ -129,12 +347,21 @@ final class TopicRegistry {
             Properties p = new Properties();
             p.setProperty("id", id.toString());
             p.setProperty("partitions", Integer.toString(partitions));
+            p.setProperty("creator", Integer.toString(nodeId));
             for (int i = 0; i < partitions; i++) {
                 p.setProperty("stream." + i, Long.toString(streams.get(i).join().streamId()));
-                p.setProperty("epoch." + i, "0");
             }
             configs.forEach((k, val) -> p.setProperty("config." + k, val));
             return kv.compareAndSet(PREFIX + name, null, format(p));
+        }).thenCompose(created -> {
+            if (!created) {
+                return CompletableFuture.completedFuture(false);
+            }
+            List<CompletableFuture<Void>> records = new ArrayList<>();
+            for (int i = 0; i < partitions; i++) {
+                records.add(kv.put(leaderKey(name, i), leaderRecord(nodeId, 0, -1)));
+            }
+            return CompletableFuture.allOf(records.toArray(CompletableFuture[]::new)).thenApply(v -> true);
         }).whenComplete((created, e) -> {
             if (e == null && !created) {
                 e = new TopicExistsException("Topic '" + name + "' already exists.");
@@ -147,11 +374,15 @@ final class TopicRegistry {
                 mine.completeExceptionally(e);
                 return;
             }
-            List<PartitionLog> logs = new ArrayList<>();
+            List<Slot> slots = new ArrayList<>();
             for (int i = 0; i < partitions; i++) {
-                logs.add(new PartitionLog(name, i, streams.get(i).join(), blocking));
+                Stream stream = streams.get(i).join();
+                Slot s = new Slot(i, stream.streamId());
+                s.leader = nodeId;
+                s.log = new PartitionLog(name, i, stream, blocking);
+                slots.add(s);
             }
-            Topic t = new Topic(name, id, List.copyOf(logs), Map.copyOf(configs));
+            Topic t = new Topic(name, id, List.copyOf(slots), Map.copyOf(configs));
             topics.put(name, t);
             creating.remove(name);
             mine.complete(t);
@@ -159,18 +390,133 @@ final class TopicRegistry {
         return mine;
     }
 
-    /** Deletes a topic and destroys its streams. */
+    /**
+     * Grows a topic to {@code count} partitions, led by this shell: creates the new streams, then records them with
+     * a compare-and-set of the topic's key (so two shells cannot both add partitions); on failure they are destroyed.
+     */
+    synchronized CompletableFuture<Topic> addPartitions(String name, int count) {
+        Topic t = topics.get(name);
+        if (t == null) {
+            return CompletableFuture.failedFuture(new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
+        }
+        int current = t.partitionCount();
+        if (count <= current) {
+            return CompletableFuture.failedFuture(new InvalidPartitionsException("Topic currently has " + current
+                    + " partitions, which is higher than or equal to the requested " + count + "."));
+        }
+        List<Stream> created = new ArrayList<>();
+        try {
+            for (int i = current; i < count; i++) {
+                created.add(storage.createStream(StreamOptions.builder()
+                        .tags(Map.of("kafka.topic", name, "kafka.partition", Integer.toString(i))).build()).join());
+            }
+            byte[] before = kv.get(PREFIX + name).join().orElseThrow(
+                    () -> new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
+            Properties p = parse(before);
+            if (Integer.parseInt(p.getProperty("partitions")) != current) {
+                throw new InvalidPartitionsException("Topic '" + name + "' changed meanwhile; retry");
+            }
+            p.setProperty("partitions", Integer.toString(count));
+            for (int i = current; i < count; i++) {
+                p.setProperty("stream." + i, Long.toString(created.get(i - current).streamId()));
+                p.setProperty("creator." + i, Integer.toString(nodeId));
+            }
+            if (!kv.compareAndSet(PREFIX + name, before, format(p)).join()) {
+                throw new InvalidPartitionsException("Topic '" + name + "' changed meanwhile; retry");
+            }
+            for (int i = current; i < count; i++) {
+                kv.put(leaderKey(name, i), leaderRecord(nodeId, 0, -1)).join();
+            }
+        } catch (RuntimeException e) {
+            created.forEach(Stream::destroy);
+            Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            return CompletableFuture.failedFuture(c);
+        }
+        List<Slot> slots = new ArrayList<>(t.slots());
+        for (int i = current; i < count; i++) {
+            Stream stream = created.get(i - current);
+            Slot s = new Slot(i, stream.streamId());
+            s.leader = nodeId;
+            s.log = new PartitionLog(name, i, stream, blocking);
+            slots.add(s);
+        }
+        Topic grown = new Topic(name, t.id(), List.copyOf(slots), t.configs());
+        topics.put(name, grown);
+        return CompletableFuture.completedFuture(grown);
+    }
+
+    /**
+     * Deletes a topic: its records go, and the streams this shell leads are destroyed; other shells destroy theirs
+     * when they next reconcile and find the topic gone.
+     */
     CompletableFuture<Void> delete(String name) {
         Topic t = topics.remove(name);
         if (t == null) {
             return CompletableFuture.failedFuture(new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
         }
+        deleting.add(name);
         List<CompletableFuture<Void>> all = new ArrayList<>();
-        for (PartitionLog log : t.partitions()) {
-            all.add(log.stream().destroy());
-        }
         all.add(kv.delete(PREFIX + name));
+        for (Slot s : t.slots()) {
+            all.add(kv.delete(leaderKey(name, s.index)));
+        }
+        all.add(destroyLedHere(t));
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> deleting.remove(name));
+    }
+
+    private CompletableFuture<Void> destroyLedHere(Topic t) {
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        for (Slot s : t.slots()) {
+            PartitionLog log = s.log;
+            s.log = null;
+            if (log != null) {
+                all.add(log.stream().destroy());
+            }
+        }
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+    }
+
+    /**
+     * Changes topic configs ({@code null} value: back to the default) with a compare-and-set of the topic's record;
+     * other shells pick the change up when they next reconcile.
+     */
+    synchronized void alterConfigs(String name, Map<String, String> changes) {
+        for (int attempt = 0; attempt < 10; attempt++) {
+            byte[] before = kv.get(PREFIX + name).join().orElseThrow(
+                    () -> new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
+            Properties p = parse(before);
+            changes.forEach((k, v) -> {
+                if (v == null) {
+                    p.remove("config." + k);
+                } else {
+                    p.setProperty("config." + k, v);
+                }
+            });
+            if (kv.compareAndSet(PREFIX + name, before, format(p)).join()) {
+                Topic t = topics.get(name);
+                if (t != null) {
+                    topics.put(name, new Topic(name, t.id(), t.slots(), configsOf(p)));
+                }
+                return;
+            }
+        }
+        throw new IllegalStateException("topic " + name + " kept changing");
+    }
+
+    // ---------------------------------------------------------------- encoding
+
+    static String leaderKey(String topic, int partition) {
+        return LEADER_PREFIX + topic + "/" + partition;
+    }
+
+    static byte[] leaderRecord(int leader, long epoch, int target) {
+        return (leader + "," + epoch + "," + target).getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** {leader, epoch, target}. */
+    static long[] parseLeader(byte[] record) {
+        String[] p = new String(record, StandardCharsets.UTF_8).split(",");
+        return new long[] {Long.parseLong(p[0]), Long.parseLong(p[1]), Long.parseLong(p[2])};
     }
 
     private static Map<String, String> configsOf(Properties p) {

@@ -1,0 +1,118 @@
+package io.s3stream.kafka.shell;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.protocol.Errors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Future;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Idempotent-producer state survives a broker restart: it is rebuilt from the tail of each partition. */
+@Timeout(60)
+class ProducerStateTest {
+
+    @Test
+    void retriedBatchAfterRestartGetsItsOriginalOffsetAndGapsAreStillRejected() throws Exception {
+        try (ShellFixture fx = new ShellFixture()) {
+            try (Admin admin = fx.admin()) {
+                admin.createTopics(List.of(new NewTopic("idem", 1, (short) 1))).all().get();
+            }
+            long pid = 4242;
+            try (RawClient c = new RawClient(fx.shell.port())) {
+                assertThat(c.produce("idem", 0, RawClient.idempotent(pid, (short) 0, 0, 3)))
+                        .isEqualTo(new RawClient.ProduceResponseData(Errors.NONE, 0));
+                assertThat(c.produce("idem", 0, RawClient.idempotent(pid, (short) 0, 3, 2)))
+                        .isEqualTo(new RawClient.ProduceResponseData(Errors.NONE, 3));
+                // Another producer in between, so the duplicate's offset is not simply the tail.
+                assertThat(c.produce("idem", 0, RawClient.idempotent(pid + 1, (short) 2, 0, 1)).error()).isEqualTo(Errors.NONE);
+            }
+            fx.restart();
+            try (RawClient c = new RawClient(fx.shell.port())) {
+                // The retry of the last acknowledged batch: its original offset, nothing stored.
+                assertThat(c.produce("idem", 0, RawClient.idempotent(pid, (short) 0, 3, 2)))
+                        .isEqualTo(new RawClient.ProduceResponseData(Errors.NONE, 3));
+                assertThat(c.produce("idem", 0, RawClient.idempotent(pid, (short) 0, 0, 3)))
+                        .isEqualTo(new RawClient.ProduceResponseData(Errors.NONE, 0));
+                // A gap is rejected; the next sequence is accepted.
+                assertThat(c.produce("idem", 0, RawClient.idempotent(pid, (short) 0, 9, 1)).error())
+                        .isEqualTo(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER);
+                assertThat(c.produce("idem", 0, RawClient.idempotent(pid, (short) 0, 5, 1)))
+                        .isEqualTo(new RawClient.ProduceResponseData(Errors.NONE, 6));
+                // The second producer's epoch was recovered too: an older epoch is fenced.
+                assertThat(c.produce("idem", 0, RawClient.idempotent(pid + 1, (short) 1, 1, 1)).error())
+                        .isEqualTo(Errors.INVALID_PRODUCER_EPOCH);
+            }
+            assertThat(fx.shell.port()).isPositive();
+        }
+    }
+
+    /**
+     * The Java client's default (idempotent) producer, with its retries spanning a broker restart: batches the broker
+     * stored whose answers never arrived (a proxy swallows them) are retried after the restart on new connections,
+     * and must get their original offsets instead of being stored twice.
+     */
+    @Test
+    void defaultJavaProducerRetriesAcrossARestartWithoutDuplicates() throws Exception {
+        try (HoldingProxy proxy = new HoldingProxy();
+             ShellFixture fx = new ShellFixture(Map.of("advertised.listeners", "PLAINTEXT://127.0.0.1:" + proxy.port()))) {
+            proxy.target = fx.shell::port;
+            try (Admin admin = fx.admin()) {
+                admin.createTopics(List.of(new NewTopic("retry", 1, (short) 1))).all().get();
+            }
+            List<Future<RecordMetadata>> sent = new ArrayList<>();
+            try (KafkaProducer<String, String> p = fx.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 0,
+                    ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 3_000, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 60_000))) {
+                for (int i = 0; i < 100; i++) {
+                    sent.add(p.send(new ProducerRecord<>("retry", "v" + i)));
+                }
+                p.flush();
+                proxy.hold = true; // the broker stores what follows, the client hears nothing
+                for (int i = 100; i < 150; i++) {
+                    sent.add(p.send(new ProducerRecord<>("retry", "v" + i)));
+                    if (i % 10 == 0) {
+                        Thread.sleep(20); // several batches in flight
+                    }
+                }
+                Thread.sleep(1_000);
+                assertThat(sent.get(149).isDone()).as("the answers were swallowed").isFalse();
+                fx.restart();
+                proxy.hold = false;
+                proxy.cutAll(); // the client reconnects and retries its unanswered batches
+                p.flush();
+                for (int i = 0; i < 150; i++) {
+                    assertThat(sent.get(i).get().offset()).isEqualTo(i);
+                }
+            }
+            try (KafkaConsumer<String, String> c = fx.consumer(null, Map.of())) {
+                TopicPartition tp = new TopicPartition("retry", 0);
+                c.assign(List.of(tp));
+                c.seekToBeginning(List.of(tp));
+                List<String> values = new ArrayList<>();
+                long deadline = System.currentTimeMillis() + 10_000;
+                while (values.size() < 150 && System.currentTimeMillis() < deadline) {
+                    c.poll(Duration.ofMillis(100)).forEach(r -> values.add(r.value()));
+                }
+                c.poll(Duration.ofMillis(300)).forEach(r -> values.add(r.value()));
+                List<String> expected = new ArrayList<>();
+                for (int i = 0; i < 150; i++) {
+                    expected.add("v" + i);
+                }
+                assertThat(values).isEqualTo(expected);
+                assertThat(c.endOffsets(List.of(tp)).get(tp)).isEqualTo(150);
+            }
+        }
+    }
+}
