@@ -25,6 +25,8 @@ final class CachedBatch {
     /** WAL completion, or null for markers and recovered batches. */
     CompletableFuture<io.s3stream.spi.WalAppendResult> walFuture;
     long walNextPosition;
+    /** The next in-flight append (engine's intrusive queue); written under the sequencer, read by the drainer. */
+    volatile CachedBatch next;
     /** Runs after every earlier append was processed (flush markers only). */
     final Runnable marker;
 

@@ -32,7 +32,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
@@ -77,7 +76,12 @@ public final class StorageEngine implements StreamStorage {
     private final Uploader uploader;
 
     private final ReentrantLock sequencer = new ReentrantLock();
-    private final ConcurrentLinkedQueue<CachedBatch> inflight = new ConcurrentLinkedQueue<>();
+    /**
+     * In-flight appends as an intrusive queue through {@link CachedBatch#next}: linked at {@link #inflightTail} under
+     * the sequencer, consumed from {@link #drainHead} (a sentinel: the last processed batch) by one drainer at a time.
+     */
+    private CachedBatch inflightTail;
+    private volatile CachedBatch drainHead;
     private final AtomicBoolean draining = new AtomicBoolean();
     private final BiConsumer<Object, Throwable> drainOnCompletion = (result, error) -> drain();
     private final ConcurrentHashMap<Long, StreamHandle> streams = new ConcurrentHashMap<>();
@@ -121,6 +125,9 @@ public final class StorageEngine implements StreamStorage {
         this.nodeEpoch = nodeEpoch;
         this.wal = wal;
         this.backpressureNanos = config.backpressureTimeout().toNanos();
+        CachedBatch sentinel = CachedBatch.marker(() -> { });
+        this.inflightTail = sentinel;
+        this.drainHead = sentinel;
         this.logCache = new LogCache(config.logCacheBytes(), this::onCachePressure);
         this.blockCache = BlockCache.create(config.blockCacheBytes());
         this.fetcher = new ObjectFetcher(objects, blockCache, 10_000);
@@ -280,7 +287,7 @@ public final class StorageEngine implements StreamStorage {
         CompletableFuture<Void> drained = new CompletableFuture<>();
         sequencer.lock();
         try {
-            inflight.add(CachedBatch.marker(() -> drained.complete(null)));
+            enqueue(CachedBatch.marker(() -> drained.complete(null)));
         } finally {
             sequencer.unlock();
         }
@@ -351,7 +358,7 @@ public final class StorageEngine implements StreamStorage {
                 walFuture = CompletableFuture.failedFuture(e);
             }
             pending.walFuture = walFuture;
-            inflight.add(pending);
+            enqueue(pending);
         } finally {
             sequencer.unlock();
         }
@@ -371,6 +378,12 @@ public final class StorageEngine implements StreamStorage {
         return handle.refusal;
     }
 
+    /** Links a batch at the tail of the in-flight queue; caller holds the sequencer. */
+    private void enqueue(CachedBatch batch) {
+        inflightTail.next = batch; // volatile write publishes the batch to the drainer
+        inflightTail = batch;
+    }
+
     /** Processes durable appends from the head of the queue, in order; safe to call from any thread. */
     private void drain() {
         while (true) {
@@ -378,16 +391,21 @@ public final class StorageEngine implements StreamStorage {
                 return;
             }
             try {
-                CachedBatch head;
-                while ((head = inflight.peek()) != null && head.walFuture.isDone()) {
-                    inflight.poll();
+                CachedBatch head = drainHead;
+                CachedBatch next;
+                while ((next = head.next) != null && next.walFuture.isDone()) {
+                    // Unlink the old sentinel; `next` becomes the sentinel. The sequencer never writes head.next
+                    // again: once it is non-null the tail has moved past head.
+                    head.next = null;
+                    head = next;
+                    drainHead = head;
                     process(head);
                 }
             } finally {
                 draining.set(false);
             }
-            CachedBatch head = inflight.peek();
-            if (head == null || !head.walFuture.isDone()) {
+            CachedBatch next = drainHead.next;
+            if (next == null || !next.walFuture.isDone()) {
                 return;
             }
         }

@@ -30,6 +30,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * handle is one owner; a handle whose owner epoch was superseded is fenced. Completion is asynchronous, on one
  * committer thread per handle, in position order, like a real group-committing WAL.
  *
+ * <p>Records are not copied: the log keeps a retained slice of the appender's buffer (the engine never modifies a
+ * record after appending it), so the WAL adds almost nothing to heap-allocation measurements of the engine.
+ *
  * <p>Positions count bytes as a real ring would: a record of {@code n} bytes occupies
  * {@code RECORD_OVERHEAD_BYTES + n}, and {@link #capacityBytes()} bounds the bytes between the trim point and the
  * write point. Fault hooks ({@link #failAppendsAfter}) let engine tests inject device errors.
@@ -44,7 +47,7 @@ public final class InMemoryWal implements WriteAheadLog {
     private final Log log;
     private final WalContext context;
     private final Thread committer;
-    private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    private final ArrayDeque<Record> pending = new ArrayDeque<>();
     private boolean recovered;
     private boolean closed;
     private long ownerEpoch;
@@ -182,24 +185,16 @@ public final class InMemoryWal implements WriteAheadLog {
                     return CompletableFuture.failedFuture(refusal);
                 }
             }
-            // Off-heap copy, as a device's buffers would be, so that heap-allocation measurements see only the engine.
-            ByteBuf data = PooledByteBufAllocator.DEFAULT.directBuffer(size, size);
-            if (size > 0) {
-                // The internal view spans the pooled chunk, positioned at our region: index from its position.
-                java.nio.ByteBuffer target = data.internalNioBuffer(0, size);
-                java.nio.ByteBuffer source = record.nioBuffer(record.readerIndex(), size);
-                target.put(target.position(), source, source.position(), size);
-            }
-            data.writerIndex(size);
-            Record r = new Record(log.writePosition, data);
+            // The engine never modifies a record after appending it, so the log shares the caller's bytes (one more
+            // reference, released on trim) instead of copying them.
+            Record r = new Record(log.writePosition, record.retainedSlice(record.readerIndex(), size));
             log.records.add(r);
             log.writePosition += need;
-            Pending p = new Pending(new CompletableFuture<>(), new WalAppendResult(r.position, r.nextPosition()));
             synchronized (pending) {
-                pending.add(p);
+                pending.add(r);
                 pending.notifyAll();
             }
-            return p.future;
+            return r.future;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return CompletableFuture.failedFuture(new OverCapacityException("interrupted waiting for WAL space"));
@@ -226,7 +221,7 @@ public final class InMemoryWal implements WriteAheadLog {
     }
 
     private void commitLoop() {
-        List<Pending> batch = new ArrayList<>();
+        List<Record> batch = new ArrayList<>();
         while (true) {
             synchronized (pending) {
                 while (pending.isEmpty() && !closed) {
@@ -243,8 +238,8 @@ public final class InMemoryWal implements WriteAheadLog {
                 batch.addAll(pending);
                 pending.clear();
             }
-            for (Pending p : batch) {
-                p.future.complete(p.result);
+            for (Record r : batch) {
+                r.future.complete(new WalAppendResult(r.position, r.nextPosition()));
             }
             batch.clear();
         }
@@ -307,13 +302,15 @@ public final class InMemoryWal implements WriteAheadLog {
         }
     }
 
-    private record Record(long position, ByteBuf data) {
+    /** One record: its bytes (a retained slice of the appender's buffer) and its completion. */
+    private record Record(long position, ByteBuf data, CompletableFuture<WalAppendResult> future) {
+        Record(long position, ByteBuf data) {
+            this(position, data, new CompletableFuture<>());
+        }
+
         long nextPosition() {
             return position + RECORD_OVERHEAD_BYTES + data.readableBytes();
         }
-    }
-
-    private record Pending(CompletableFuture<WalAppendResult> future, WalAppendResult result) {
     }
 
     /** The named, shared state: what a device would hold. */

@@ -1,6 +1,6 @@
 package io.s3stream.internal.wal;
 
-import io.s3stream.internal.Sizes;
+import io.s3stream.spi.UriSettings;
 import io.s3stream.spi.WalContext;
 import io.s3stream.spi.WriteAheadLog;
 import io.s3stream.spi.WriteAheadLogProvider;
@@ -28,8 +28,9 @@ public final class InMemoryWalProvider implements WriteAheadLogProvider {
     @Override
     public WriteAheadLog open(URI uri, WalContext context) {
         String name = uri.getAuthority() == null ? "default" : uri.getAuthority();
-        long capacity = Sizes.queryParameter(uri, "capacity").map(v -> Sizes.parseBytes("capacity", v))
-                .orElse(DEFAULT_CAPACITY);
+        String capacitySetting = UriSettings.query(uri, java.util.Set.of("capacity")).get("capacity");
+        long capacity = capacitySetting == null ? DEFAULT_CAPACITY
+                : UriSettings.parseBytes(uri + ": capacity", capacitySetting);
         return InMemoryWal.open(name, capacity, context);
     }
 }

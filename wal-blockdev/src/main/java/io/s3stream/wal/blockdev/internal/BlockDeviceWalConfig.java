@@ -1,13 +1,10 @@
 package io.s3stream.wal.blockdev.internal;
 
 import io.s3stream.InvalidConfigException;
+import io.s3stream.spi.UriSettings;
 
 import java.net.URI;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -73,51 +70,15 @@ public record BlockDeviceWalConfig(URI uri, Path path, long capacityBytes, int i
     }
 
     private static Map<String, String> query(URI uri) {
-        Map<String, String> out = new LinkedHashMap<>();
-        String raw = uri.getRawQuery();
-        if (raw == null || raw.isEmpty()) {
-            return out;
-        }
-        for (String pair : raw.split("&")) {
-            int eq = pair.indexOf('=');
-            String k = eq < 0 ? pair : pair.substring(0, eq);
-            String v = eq < 0 ? "" : pair.substring(eq + 1);
-            out.put(URLDecoder.decode(k, StandardCharsets.UTF_8), URLDecoder.decode(v, StandardCharsets.UTF_8));
-        }
-        return out;
+        return UriSettings.query(uri);
     }
 
     private static long parseLong(URI uri, String name, String value) {
-        try {
-            return Long.parseLong(value.trim());
-        } catch (NumberFormatException e) {
-            throw new InvalidConfigException(uri + ": " + name + " must be a number, was '" + value + "'", e);
-        }
+        return UriSettings.parseLong(uri + ": " + name, value);
     }
 
     /** {@code 4096}, {@code 64KiB}, {@code 512MiB}, {@code 2GiB} (KB/MB/GB are read as binary units too). */
     static long parseBytes(URI uri, String name, String value) {
-        String v = value.trim().toUpperCase(Locale.ROOT);
-        String[] suffixes = {"TIB", "TB", "T", "GIB", "GB", "G", "MIB", "MB", "M", "KIB", "KB", "K", "B"};
-        long[] factors = {1L << 40, 1L << 40, 1L << 40, 1L << 30, 1L << 30, 1L << 30, 1L << 20, 1L << 20, 1L << 20,
-                1L << 10, 1L << 10, 1L << 10, 1};
-        long unit = 1;
-        for (int i = 0; i < suffixes.length; i++) {
-            if (v.endsWith(suffixes[i])) {
-                unit = factors[i];
-                v = v.substring(0, v.length() - suffixes[i].length()).trim();
-                break;
-            }
-        }
-        try {
-            long n = Long.parseLong(v);
-            if (n <= 0 || n > Long.MAX_VALUE / unit) {
-                throw new NumberFormatException("out of range");
-            }
-            return n * unit;
-        } catch (NumberFormatException e) {
-            throw new InvalidConfigException(uri + ": " + name + " must be a positive byte size such as 4096, 64MiB "
-                    + "or 2GiB, was '" + value + "'", e);
-        }
+        return UriSettings.parseBytes(uri + ": " + name, value);
     }
 }
