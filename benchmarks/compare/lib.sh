@@ -6,7 +6,7 @@ COMPARE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$COMPARE/../.." && pwd)"
 WORK="${COMPARE_WORK:-$COMPARE/.work}"
 TOOLS="$WORK/tools"
-RUN="$WORK/run"
+RUN="$WORK/run/$(basename "$0" .sh)"
 KAFKA_VERSION=4.3.1
 KAFKA_PORT="${KAFKA_PORT:-19092}"
 KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-19093}"
@@ -75,10 +75,11 @@ build_shell() {
 # Runs a Kafka tool class on the Kafka class path.
 kt() { "$JAVA" -Xmx512m -Dlog4j2.configurationFile="$TOOLS/log4j2.properties" -cp "$KAFKA_CP" "$@"; }
 
-wait_port() { # host port seconds
+wait_port() { # host port seconds [pid that must stay alive]
   local i
   for ((i = 0; i < $3 * 10; i++)); do
     (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null && return 0
+    if [ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null; then log "process $4 exited before listening on $2"; return 1; fi
     sleep 0.1
   done
   log "nothing listens on $1:$2 after $3 s"; return 1
@@ -108,7 +109,7 @@ PROPS
     kafka.Kafka "$dir/server.properties" >"$dir/kafka.log" 2>&1 &
   PIDS+=($!)
   KAFKA_PID=$!
-  wait_port 127.0.0.1 "$KAFKA_PORT" 60
+  wait_port 127.0.0.1 "$KAFKA_PORT" 60 "$KAFKA_PID"
   sleep 2
   log "Kafka $KAFKA_VERSION up on 127.0.0.1:$KAFKA_PORT (pid $KAFKA_PID, data $dir)"
 }
@@ -123,7 +124,7 @@ start_shell() {
     >"$dir/shell.log" 2>&1 &
   PIDS+=($!)
   SHELL_PID=$!
-  if ! wait_port 127.0.0.1 "$SHELL_PORT" 60; then
+  if ! wait_port 127.0.0.1 "$SHELL_PORT" 60 "$SHELL_PID"; then
     tail -20 "$dir/shell.log" >&2; return 1
   fi
   log "kafka-shell up on 127.0.0.1:$SHELL_PORT (pid $SHELL_PID, data $dir)"

@@ -2,10 +2,10 @@
 # Object-store cost of kafka-shell: requests and bytes per GiB ingested (ProducerPerformance, 1 KiB, acks=all,
 # linger.ms=5, batch.size=131072, unthrottled) and per GiB of catch-up read (ConsumerPerformance from the beginning),
 # from the library's own counters (kafka-shell's `s3stream.metrics.log.interval.ms` line). Before compaction.
-#   benchmarks/compare/object-cost.sh            # GIB=1 STORE=auto (minio when the s3:// store exists, else file)
+#   benchmarks/compare/object-cost.sh            # MIB=1024 STORE=auto (minio when the s3:// store exists, else file)
 # Counts include the manifest's own objects (the default metadata store lives in the object store).
 . "$(dirname "$0")/lib.sh"
-GIB="${GIB:-1}"
+MIB="${MIB:-1024}"
 STORE="${STORE:-auto}"
 
 setup_kafka_tools
@@ -13,7 +13,7 @@ build_shell
 mkdir -p "$RUN"
 : >"$RUN/perf.log"
 machine | tee "$RUN/machine.txt" >&2
-records=$((GIB * 1024 * 1024))
+records=$((MIB * 1024))
 args=(--override s3stream.metrics.log.interval.ms=1000)
 used=file
 if [ "$STORE" != file ]; then
@@ -33,17 +33,17 @@ bs="127.0.0.1:$SHELL_PORT"
 create_topic "$bs" cost
 quiet; load0="$LOAD"
 m0="$(snapshot)"
-log "ingesting $GIB GiB (load $load0)"
+log "ingesting $MIB MiB (load $load0)"
 produce "$bs" cost "$records" -1 0 >/dev/null
 sleep 15 # upload interval 10 s: everything acknowledged is in objects
 m1="$(snapshot)"
 quiet; load1="$LOAD"
-log "catch-up read of $GIB GiB (load $load1)"
+log "catch-up read of $MIB MiB (load $load1)"
 consume "$bs" cost "$records" >/dev/null
 m2="$(snapshot)"
 cleanup
 printf '%s\n%s\n%s\n' "$m0" "$m1" "$m2" >"$RUN/object-cost.metrics"
-python3 - "$used" "$GIB" "$load0" "$load1" <<'PY' "$RUN/object-cost.metrics"
+python3 - "$used" "$MIB" "$load0" "$load1" <<'PY' "$RUN/object-cost.metrics"
 import sys
 store, gib, l0, l1, path = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 snaps = []
