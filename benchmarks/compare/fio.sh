@@ -24,7 +24,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
   for job in "${JOBS[@]}"; do
     set -- $job
     quiet; load="$LOAD"
-    fio --name="$1" --filename="$FILE" --rw=write --bs="$2" --iodepth="$3" --ioengine="$4" --direct=1 --sync=1 \
+    fio --name="$1" --filename="$FILE" --rw=write --bs="$2" --iodepth="$3" --ioengine="$4" --direct=1 --sync=dsync \
       --size=1g --time_based --runtime="$SECONDS_PER_JOB" --output-format=json >"$RUN/fio-$1-$round.json"
     python3 - "$RUN/fio-$1-$round.json" <<'PY' | { read -r v; printf '%s\t%s\t%s\t%s\n' "$round" "$1" "$load" "$v" >>"$TSV"; }
 import json, sys
