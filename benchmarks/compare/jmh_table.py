@@ -10,7 +10,10 @@ for path in sys.argv[1:]:
         params = " ".join(f"{k}={v}" for k, v in sorted(b.get("params", {}).items()))
         m = b["primaryMetric"]
         alloc = b.get("secondaryMetrics", {}).get("gc.alloc.rate.norm", {}).get("score")
-        err = m.get("scoreError")
-        err = "-" if err is None or err != err else f"{err:,.0f}"
+        try:
+            err = float(m.get("scoreError"))
+            err = "-" if err != err else f"{err:,.0f}"
+        except (TypeError, ValueError):
+            err = "-"
         print(f"| {name} | {params} | {m['score']:,.0f} | {err} | {m['scoreUnit']} | "
               f"{'-' if alloc is None else f'{alloc:,.0f}'} |")
