@@ -1,7 +1,6 @@
 package io.s3stream.benchmarks;
 
 import io.s3stream.AppendResult;
-import io.s3stream.FetchResult;
 import io.s3stream.RecordBatch;
 import io.s3stream.StorageConfig;
 import io.s3stream.Stream;
@@ -21,21 +20,17 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
-import org.openjdk.jmh.infra.Blackhole;
 
-import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The engine's append → log cache → upload pipeline, and fetches from the log cache and from objects, with the
+ * The engine's append → log cache → upload pipeline (fetches are in {@link FetchPathBenchmark}), with the
  * in-memory WAL (no device cost: this measures the engine) and either the in-memory object store or a {@code file://}
  * store on tmpfs.
  *
@@ -69,13 +64,11 @@ public class AppendPipelineBenchmark {
     private Path dataDir;
     @SuppressWarnings("unchecked")
     private final CompletableFuture<AppendResult>[] window = new CompletableFuture[WINDOW];
-    private long cachedFetchOffset;
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
         String name = "bench-" + UUID.randomUUID();
-        dataDir = Files.createTempDirectory(Path.of(Files.isDirectory(Path.of("/dev/shm")) ? "/dev/shm" : "/tmp"),
-                "s3stream-bench");
+        dataDir = BenchSupport.memoryDir("s3stream-bench");
         String objects = store.equals("mem") ? "mem://" + name : dataDir.resolve("objects").toUri().toString();
         storage = StreamStorage.open(StorageConfig.builder()
                 .nodeId(1)
@@ -93,12 +86,12 @@ public class AppendPipelineBenchmark {
         byte[] bytes = new byte[batchBytes];
         ThreadLocalRandom.current().nextBytes(bytes);
         payload = ByteBuffer.allocateDirect(batchBytes).put(bytes).flip();
-        // Enough data that the oldest part lives only in objects.
-        for (int i = 0; i < (768 << 20) / batchBytes; i++) {
+        // Past the first uploads before measuring, so the steady state includes upload, WAL trim and eviction.
+        long prefill = BenchSupport.SMOKE ? 0 : 96L << 20;
+        for (long i = 0; i < prefill / batchBytes; i++) {
             stream.append(RecordBatch.of(1, payload.duplicate()));
         }
         stream.append(RecordBatch.of(1, payload.duplicate())).get();
-        cachedFetchOffset = stream.confirmedOffset() - 1;
     }
 
     @Benchmark
@@ -115,28 +108,9 @@ public class AppendPipelineBenchmark {
         return last;
     }
 
-    /** A tail read: the newest batch, from the log cache. */
-    @Benchmark
-    public void fetchFromLogCache(Blackhole bh) {
-        try (FetchResult r = stream.fetch(cachedFetchOffset, cachedFetchOffset + 1, batchBytes).join()) {
-            bh.consume(r.batches().getFirst().payload().get(0));
-        }
-    }
-
-    /** A catch-up read of 1 MiB from objects (block cache hits after the first pass over the range). */
-    @Benchmark
-    public void fetchFromObjects(Blackhole bh) {
-        long offset = ThreadLocalRandom.current().nextLong(stream.startOffset(), 1000);
-        try (FetchResult r = stream.fetch(offset, offset + 256, 1 << 20).join()) {
-            bh.consume(r.batches().size());
-        }
-    }
-
     @TearDown(Level.Trial)
-    public void tearDown() throws IOException {
+    public void tearDown() {
         storage.close();
-        try (var paths = Files.walk(dataDir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
+        BenchSupport.deleteRecursively(dataDir);
     }
 }

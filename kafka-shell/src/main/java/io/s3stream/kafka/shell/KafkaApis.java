@@ -1,10 +1,10 @@
 package io.s3stream.kafka.shell;
 
 import io.s3stream.KeyValues;
+import io.s3stream.kafka.shell.internal.ProduceValidator;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsResponseData;
@@ -43,7 +43,6 @@ import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Record;
-import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
@@ -741,55 +740,13 @@ final class KafkaApis {
             return CompletableFuture.completedFuture(partitionError(index, Errors.CORRUPT_MESSAGE, "no records"));
         }
         Map<String, String> cfg = TopicConfigs.effective(config, topic.configs());
-        int maxMessageBytes = Integer.parseInt(cfg.get("max.message.bytes"));
         boolean logAppendTime = "LogAppendTime".equals(cfg.get("message.timestamp.type"));
-        MutableRecordBatch only = null;
-        int batches = 0;
-        int validBytes = 0;
-        try {
-            for (MutableRecordBatch batch : records.batches()) {
-                batches++;
-                if (batch.magic() != RecordBatch.MAGIC_VALUE_V2) {
-                    return CompletableFuture.completedFuture(partitionError(index, Errors.UNSUPPORTED_FOR_MESSAGE_FORMAT,
-                            "only record batch format v2 (magic 2) is supported"));
-                }
-                if (batch.sizeInBytes() > maxMessageBytes) {
-                    return CompletableFuture.completedFuture(partitionError(index, Errors.MESSAGE_TOO_LARGE,
-                            "batch of " + batch.sizeInBytes() + " bytes is larger than max.message.bytes " + maxMessageBytes));
-                }
-                batch.ensureValid();
-                Integer count = batch.countOrNull();
-                if (count == null || count < 1 || count != (int) (batch.lastOffset() - batch.baseOffset()) + 1) {
-                    return CompletableFuture.completedFuture(partitionError(index, Errors.CORRUPT_MESSAGE,
-                            "record count " + count + " does not match lastOffsetDelta " + (int) (batch.lastOffset() - batch.baseOffset())));
-                }
-                if (batch.isTransactional() || batch.isControlBatch()) {
-                    return CompletableFuture.completedFuture(partitionError(index, Errors.INVALID_RECORD,
-                            "transactional and control batches are not supported"));
-                }
-                if (!logAppendTime && batch.timestampType() == TimestampType.CREATE_TIME) {
-                    long now = System.currentTimeMillis();
-                    long after = Long.parseLong(cfg.get("message.timestamp.after.max.ms"));
-                    long before = Long.parseLong(cfg.get("message.timestamp.before.max.ms"));
-                    long ts = batch.maxTimestamp();
-                    if (ts != RecordBatch.NO_TIMESTAMP && (ts - now > after || now - ts > before)) {
-                        return CompletableFuture.completedFuture(partitionError(index, Errors.INVALID_TIMESTAMP,
-                                "timestamp " + ts + " is out of range"));
-                    }
-                }
-                validBytes += batch.sizeInBytes();
-                only = batch;
-            }
-        } catch (CorruptRecordException | IllegalArgumentException | IllegalStateException e) {
-            return CompletableFuture.completedFuture(partitionError(index, Errors.CORRUPT_MESSAGE, e.getMessage()));
-        }
-        if (validBytes != records.sizeInBytes() || only == null) {
-            return CompletableFuture.completedFuture(partitionError(index, Errors.CORRUPT_MESSAGE,
-                    "records are truncated: " + validBytes + " of " + records.sizeInBytes() + " bytes form whole batches"));
-        }
-        if (batches != 1) {
-            return CompletableFuture.completedFuture(partitionError(index, Errors.INVALID_RECORD,
-                    "a produce request must carry exactly one batch per partition, got " + batches));
+        ProduceValidator.Result check = ProduceValidator.validate(records,
+                Integer.parseInt(cfg.get("max.message.bytes")), logAppendTime,
+                Long.parseLong(cfg.get("message.timestamp.after.max.ms")),
+                Long.parseLong(cfg.get("message.timestamp.before.max.ms")), System.currentTimeMillis());
+        if (!check.valid()) {
+            return CompletableFuture.completedFuture(partitionError(index, check.error(), check.message()));
         }
         // The batch is a view of the request frame, owned by this request until it is answered; the append rewrites
         // its base offset in place and the library copies it into the log cache.

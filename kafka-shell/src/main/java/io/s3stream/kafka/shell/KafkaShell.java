@@ -10,6 +10,7 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.s3stream.StorageMetrics;
 import io.s3stream.StreamStorage;
 
 import java.io.IOException;
@@ -138,6 +139,31 @@ public final class KafkaShell implements AutoCloseable {
         return port;
     }
 
+    /** The engine's counters (requests and bytes by kind, caches, uploads). */
+    public StorageMetrics metrics() {
+        return storage.metrics();
+    }
+
+    /**
+     * One greppable line of the engine's counters, {@code kafka-shell metrics: key=value ...}: what
+     * {@code s3stream.metrics.log.interval.ms} prints, parsed by {@code benchmarks/compare/object-cost.sh}.
+     */
+    static String metricsLine(StorageMetrics m) {
+        StringBuilder sb = new StringBuilder("kafka-shell metrics: timeMs=").append(System.currentTimeMillis())
+                .append(" appendedBatches=").append(m.appendedBatches())
+                .append(" appendedBytes=").append(m.appendedBytes())
+                .append(" uploadedObjects=").append(m.uploadedObjects())
+                .append(" uploadedBytes=").append(m.uploadedBytes())
+                .append(" logCacheBytes=").append(m.logCacheBytes())
+                .append(" blockCacheBytes=").append(m.blockCacheBytes())
+                .append(" blockCacheHits=").append(m.blockCacheHits())
+                .append(" blockCacheMisses=").append(m.blockCacheMisses())
+                .append(" bytesOut=").append(m.objectStoreBytesOut())
+                .append(" bytesIn=").append(m.objectStoreBytesIn());
+        new java.util.TreeMap<>(m.objectStoreRequests()).forEach((k, v) -> sb.append(" req.").append(k).append('=').append(v));
+        return sb.toString();
+    }
+
     public String bootstrapServers() {
         return config.advertisedHost() + ":" + port;
     }
@@ -187,9 +213,32 @@ public final class KafkaShell implements AutoCloseable {
         ShellConfig config = ShellConfig.of(file, overrides);
         KafkaShell shell = start(config);
         CountDownLatch stopped = new CountDownLatch(1);
+        long metricsIntervalMs = Long.parseLong(config.get("s3stream.metrics.log.interval.ms", "0"));
+        if (metricsIntervalMs > 0) {
+            // Counters for cost measurements without JMX: one line every interval on stderr.
+            Thread.ofPlatform().daemon().name("kafka-shell-metrics").start(() -> {
+                while (stopped.getCount() > 0) {
+                    try {
+                        Thread.sleep(metricsIntervalMs);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    if (stopped.getCount() > 0) {
+                        System.err.println(metricsLine(shell.metrics()));
+                    }
+                }
+            });
+        }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             System.err.println("kafka-shell: shutting down (uploading the log cache)");
             shell.close();
+            if (metricsIntervalMs > 0) {
+                try {
+                    System.err.println(metricsLine(shell.metrics()));
+                } catch (RuntimeException e) {
+                    System.err.println("kafka-shell: no final metrics: " + e);
+                }
+            }
             stopped.countDown();
         }, "kafka-shell-shutdown"));
         System.err.println("kafka-shell: listening on " + config.host() + ":" + shell.port()

@@ -1,0 +1,210 @@
+# Shared by the comparison scripts (sourced, not run). Sets up tools from the package registries on first use,
+# starts and stops Apache Kafka 4.3.1 (KRaft, single node, loopback), kafka-shell and MinIO, runs Kafka's perf tools,
+# and watches the load. Everything lives under benchmarks/compare/.work (git-ignored).
+set -euo pipefail
+COMPARE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$COMPARE/../.." && pwd)"
+WORK="${COMPARE_WORK:-$COMPARE/.work}"
+TOOLS="$WORK/tools"
+RUN="$WORK/run/$(basename "$0" .sh)"
+KAFKA_VERSION=4.3.1
+KAFKA_PORT="${KAFKA_PORT:-19092}"
+KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-19093}"
+SHELL_PORT="${SHELL_PORT:-29092}"
+MINIO_PORT="${MINIO_PORT:-29000}"
+MAX_LOAD="${MAX_LOAD:-2.5}"
+. "$ROOT/.mvn/java25.sh"
+JAVA="$JAVA_HOME/bin/java"
+PIDS=()
+
+log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+cleanup() {
+  for pid in "${PIDS[@]:-}"; do
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  done
+  for pid in "${PIDS[@]:-}"; do
+    [ -n "$pid" ] && wait "$pid" 2>/dev/null || true
+  done
+  PIDS=()
+}
+trap cleanup EXIT INT TERM
+
+# Kafka 4.3.1 broker and perf tools from Maven Central, as one class path.
+setup_kafka_tools() {
+  mkdir -p "$TOOLS"
+  if [ ! -s "$TOOLS/kafka.classpath" ]; then
+    log "fetching Apache Kafka $KAFKA_VERSION jars from Maven Central"
+    cat > "$TOOLS/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+  <groupId>local</groupId><artifactId>compare-tools</artifactId><version>1</version>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-server</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-storage</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.logging.log4j</groupId><artifactId>log4j-slf4j2-impl</artifactId><version>2.24.3</version></dependency>
+  </dependencies>
+</project>
+POM
+    "$ROOT/mvnw" -q -B -f "$TOOLS/pom.xml" dependency:build-classpath -Dmdep.outputFile="$TOOLS/kafka.classpath.tmp"
+    mv "$TOOLS/kafka.classpath.tmp" "$TOOLS/kafka.classpath"
+    cat > "$TOOLS/log4j2.properties" <<'L4J'
+status = error
+rootLogger.level = WARN
+rootLogger.appenderRef.console.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = [%d] %p %m (%c)%n
+L4J
+  fi
+  KAFKA_CP="$(cat "$TOOLS/kafka.classpath")"
+}
+
+setup_fio() {
+  command -v fio >/dev/null 2>&1 || { log "installing fio"; apt-get update -qq && apt-get install -y -qq fio; }
+}
+
+build_shell() {
+  log "building kafka-shell and the benchmarks"
+  (cd "$ROOT" && ./mvnw -q -B -pl kafka-shell,benchmarks -am -DskipTests package)
+}
+
+# Runs a Kafka tool class on the Kafka class path.
+kt() { "$JAVA" -Xmx512m -Dlog4j2.configurationFile="$TOOLS/log4j2.properties" -cp "$KAFKA_CP" "$@"; }
+
+wait_port() { # host port seconds [pid that must stay alive]
+  local i
+  for ((i = 0; i < $3 * 10; i++)); do
+    (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null && return 0
+    if [ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null; then log "process $4 exited before listening on $2"; return 1; fi
+    sleep 0.1
+  done
+  log "nothing listens on $1:$2 after $3 s"; return 1
+}
+
+start_kafka() { # data dir
+  local dir="$1"
+  rm -rf "$dir"; mkdir -p "$dir"
+  cat > "$dir/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+log.dirs=$dir/logs
+num.partitions=1
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+PROPS
+  kt kafka.tools.StorageTool format -t "$(kt kafka.tools.StorageTool random-uuid)" -c "$dir/server.properties" >/dev/null
+  "$JAVA" -Xmx1g -Xms1g -XX:+UseG1GC -Dlog4j2.configurationFile="$TOOLS/log4j2.properties" -cp "$KAFKA_CP" \
+    kafka.Kafka "$dir/server.properties" >"$dir/kafka.log" 2>&1 &
+  PIDS+=($!)
+  KAFKA_PID=$!
+  wait_port 127.0.0.1 "$KAFKA_PORT" 60 "$KAFKA_PID"
+  sleep 2
+  log "Kafka $KAFKA_VERSION up on 127.0.0.1:$KAFKA_PORT (pid $KAFKA_PID, data $dir)"
+}
+
+# start_shell dir [--override k=v ...]: kafka-shell with its embedded default (WAL file + file:// store) unless overridden.
+start_shell() {
+  local dir="$1"; shift
+  rm -rf "$dir"; mkdir -p "$dir"
+  KAFKA_SHELL_HEAP="${KAFKA_SHELL_HEAP:-1g}" KAFKA_SHELL_DIRECT="${KAFKA_SHELL_DIRECT:-768m}" \
+    "$ROOT/bin/kafka-shell" --override listeners="PLAINTEXT://127.0.0.1:$SHELL_PORT" \
+    --override s3stream.data.dir="$dir" --override group.initial.rebalance.delay.ms=0 "$@" \
+    >"$dir/shell.log" 2>&1 &
+  PIDS+=($!)
+  SHELL_PID=$!
+  if ! wait_port 127.0.0.1 "$SHELL_PORT" 60 "$SHELL_PID"; then
+    tail -20 "$dir/shell.log" >&2; return 1
+  fi
+  log "kafka-shell up on 127.0.0.1:$SHELL_PORT (pid $SHELL_PID, data $dir)"
+}
+
+stop_pid() { # pid: SIGTERM and wait (kafka-shell uploads its log cache on SIGTERM)
+  kill "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
+start_minio() { # data dir; sets S3_URI_BASE
+  local dir="$1"
+  rm -rf "$dir"; mkdir -p "$dir"
+  local minio="${MINIO_BIN:-$(command -v minio || echo /opt/s3stream-tools/bin/minio)}"
+  [ -x "$minio" ] || { log "no MinIO binary (set MINIO_BIN; see TEST-INFRA.md for the pinned go install)"; return 1; }
+  MINIO_ROOT_USER=minioadmin MINIO_ROOT_PASSWORD=minioadmin MINIO_UPDATE=off \
+    "$minio" server "$dir/data" --address "127.0.0.1:$MINIO_PORT" --console-address "127.0.0.1:$((MINIO_PORT + 1))" \
+    >"$dir/minio.log" 2>&1 &
+  PIDS+=($!)
+  MINIO_PID=$!
+  local i
+  for ((i = 0; i < 300; i++)); do
+    curl -fs "http://127.0.0.1:$MINIO_PORT/minio/health/ready" >/dev/null && break
+    sleep 0.1
+  done
+  curl -fs -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" --user minioadmin:minioadmin \
+    "http://127.0.0.1:$MINIO_PORT/bench" >/dev/null
+  S3_URI="s3://bench/s3stream?endpoint=http://127.0.0.1:$MINIO_PORT&region=us-east-1&pathStyle=true&accessKey=minioadmin&secretKey=minioadmin"
+  log "MinIO up on 127.0.0.1:$MINIO_PORT, bucket 'bench'"
+}
+
+# Waits while the 1-minute load is above MAX_LOAD, 60 s at a time, from a budget of WAIT_BUDGET seconds for the
+# whole script (default 1200); then sets LOAD, which is recorded next to every figure.
+WAIT_LEFT="${WAIT_BUDGET:-1200}"
+quiet() {
+  local load
+  while :; do
+    load="$(cut -d' ' -f1 /proc/loadavg)"
+    awk -v l="$load" -v m="$MAX_LOAD" 'BEGIN { exit !(l <= m) }' && break
+    if ((WAIT_LEFT < 60)); then log "load $load > $MAX_LOAD, wait budget spent: measuring anyway"; break; fi
+    log "load $load > $MAX_LOAD: waiting 60 s (budget left ${WAIT_LEFT} s)"
+    sleep 60
+    WAIT_LEFT=$((WAIT_LEFT - 60))
+  done
+  LOAD="$(cut -d' ' -f1 /proc/loadavg)"
+}
+
+create_topic() { # bootstrap topic [config=value ...]
+  local bs="$1" topic="$2"; shift 2
+  local cfg=()
+  for c in "$@"; do cfg+=(--config "$c"); done
+  kt org.apache.kafka.tools.TopicCommand --bootstrap-server "$bs" --create --topic "$topic" --partitions 1 \
+    --replication-factor 1 "${cfg[@]}" >/dev/null
+}
+
+# produce bootstrap topic records throughput warmup: ProducerPerformance, 1 KiB, acks=all linger.ms=5 batch.size=131072.
+# Prints: records_per_s mb_per_s avg_ms p50_ms p99_ms p999_ms (of the steady state after the warm-up records)
+produce() {
+  local bs="$1" topic="$2" records="$3" tput="$4" warmup="$5" out
+  ((warmup < records / 2)) || warmup=$((records / 2))
+  out="$(kt org.apache.kafka.tools.ProducerPerformance --topic "$topic" --num-records "$records" --record-size 1024 \
+    --throughput "$tput" --warmup-records "$warmup" \
+    --command-property bootstrap.servers="$bs" acks=all linger.ms=5 batch.size=131072 2>&1)"
+  printf '%s\n' "$out" >>"$RUN/perf.log"
+  printf '%s\n' "$out" | python3 "$COMPARE/parse_perf.py" producer
+}
+
+# consume bootstrap topic records: ConsumerPerformance from the beginning. Prints: fetch_mb_per_s fetch_rec_per_s
+consume() {
+  local bs="$1" topic="$2" records="$3" out
+  out="$(kt org.apache.kafka.tools.ConsumerPerformance --bootstrap-server "$bs" --topic "$topic" \
+    --messages "$records" --timeout 120000 --command-property fetch.max.bytes=52428800 \
+    --group "perf-$(date +%s%N)" 2>&1)"
+  printf '%s\n' "$out" >>"$RUN/perf.log"
+  printf '%s\n' "$out" | python3 "$COMPARE/parse_perf.py" consumer
+}
+
+machine() {
+  printf 'machine: %s cores, %s GiB RAM, %s, disk %s; JDK %s; %s\n' "$(nproc)" \
+    "$(awk '/MemTotal/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo)" "$(uname -sr)" \
+    "$(df -T "$WORK" | awk 'NR == 2 { print $2 " on " $1 }')" \
+    "$("$JAVA" -version 2>&1 | head -1 | cut -d'"' -f2)" "$(date -u +%Y-%m-%dT%H:%MZ)"
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Produce/consume: kafka-shell vs Apache Kafka 4.3.1 on this machine, same ProducerPerformance/ConsumerPerformance
+# commands (1 KiB records, acks=all, linger.ms=5, batch.size=131072), 1 partition, client and broker on loopback.
+#   benchmarks/compare/produce-consume.sh            # ROUNDS=3 RECORDS=200000 RATE_SECONDS=20
+# Systems: kafka (default flushing: page cache only), kafka-flush1 (topic flush.messages=1: fsync per batch),
+# shell (kafka-shell's embedded default: wal-blockdev on a preallocated file, O_DIRECT|O_DSYNC, file:// objects).
+# Tests: unthrottled throughput; latency at fixed 2,000 and 10,000 rec/s; ConsumerPerformance of the unthrottled topic.
+# Each round runs every (test, system) once, the order of systems rotating per round (A/B/C, B/C/A, ...); the table
+# reports medians over rounds and ratios shell/kafka of those medians. Raw rows go to .work/run/produce-consume.tsv.
+. "$(dirname "$0")/lib.sh"
+ROUNDS="${ROUNDS:-3}"
+RECORDS="${RECORDS:-200000}"
+RATE_SECONDS="${RATE_SECONDS:-20}"
+SETTLE="${SETTLE:-5}"
+
+setup_kafka_tools
+build_shell
+mkdir -p "$RUN"
+: >"$RUN/perf.log"
+TSV="$RUN/produce-consume.tsv"
+printf 'round\tsystem\ttest\tload\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\n' >"$TSV"
+machine | tee "$RUN/machine.txt" >&2
+
+start_kafka "$RUN/kafka"
+start_shell "$RUN/shell"
+
+bootstrap() { case "$1" in shell) echo "127.0.0.1:$SHELL_PORT" ;; *) echo "127.0.0.1:$KAFKA_PORT" ;; esac; }
+topic_for() { # system test round -> a fresh topic, created with the system's settings
+  local t="pc-$2-$1-r$3" bs; bs="$(bootstrap "$1")"
+  if [ "$1" = kafka-flush1 ]; then create_topic "$bs" "$t" flush.messages=1; else create_topic "$bs" "$t"; fi
+  echo "$t"
+}
+
+SYSTEMS=(kafka kafka-flush1 shell)
+for ((round = 1; round <= ROUNDS; round++)); do
+  order=()
+  for ((i = 0; i < ${#SYSTEMS[@]}; i++)); do order+=("${SYSTEMS[$(((i + round - 1) % ${#SYSTEMS[@]}))]}"); done
+  declare -A unthrottled_topic=()
+  for test in unthrottled rate2000 rate10000 consume; do
+    for sys in "${order[@]}"; do
+      sleep "$SETTLE"
+      quiet; load="$LOAD"
+      bs="$(bootstrap "$sys")"
+      case "$test" in
+        unthrottled)
+          t="$(topic_for "$sys" "$test" "$round")"; unthrottled_topic[$sys]="$t"
+          r="$(produce "$bs" "$t" "$RECORDS" -1 $((RECORDS / 5)))" ;;
+        rate2000)
+          t="$(topic_for "$sys" "$test" "$round")"
+          r="$(produce "$bs" "$t" $((2000 * RATE_SECONDS)) 2000 $((2000 * 3)))" ;;
+        rate10000)
+          t="$(topic_for "$sys" "$test" "$round")"
+          r="$(produce "$bs" "$t" $((10000 * RATE_SECONDS)) 10000 $((10000 * 3)))" ;;
+        consume)
+          c="$(consume "$bs" "${unthrottled_topic[$sys]}" "$RECORDS")"
+          set -- $c
+          r="$2 $1 - - - -" ;;
+      esac
+      printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$sys" "$test" "$load" "$(echo "$r" | tr ' ' '\t')" >>"$TSV"
+      log "round $round $test $sys (load $load): $r"
+    done
+  done
+done
+cleanup
+python3 "$COMPARE/summarize.py" produce-consume "$TSV"
