@@ -92,8 +92,13 @@ final class RequestScheduler {
         CompletableFuture<T> f;
         try {
             f = task.request.get();
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
+            // Even an Error (an OutOfMemoryError in a store that copies to the heap) must fail this request's future
+            // and free its slot: escaping here would unwind the trampoline and strand every task queued behind it.
             f = CompletableFuture.failedFuture(e);
+        }
+        if (f == null) {
+            f = CompletableFuture.failedFuture(new IllegalStateException("object-store request returned no future"));
         }
         f.whenComplete((value, error) -> {
             if (error != null) {
@@ -136,7 +141,13 @@ final class RequestScheduler {
         TRAMPOLINE.set(local);
         try {
             for (Task<?> t = task; t != null; t = local.poll()) {
-                run(t);
+                try {
+                    run(t);
+                } catch (Throwable e) {
+                    // A dependent of a completed request threw (run() itself does not): keep draining, so that no
+                    // queued request is stranded with a future that never completes.
+                    t.result.completeExceptionally(e);
+                }
             }
         } finally {
             TRAMPOLINE.remove();
