@@ -47,7 +47,7 @@ import java.util.concurrent.TimeUnit;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xmx2g", "-XX:MaxDirectMemorySize=3g"})
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "-Xmx6g", "-XX:MaxDirectMemorySize=3g"})
 public class AppendPipelineBenchmark {
     static final int WINDOW = 64;
 
@@ -81,6 +81,10 @@ public class AppendPipelineBenchmark {
                 .uploadThresholdBytes(32L << 20)
                 .uploadInterval(Duration.ofSeconds(10))
                 .backpressureTimeout(Duration.ofSeconds(30))
+                // Bounded like a real deployment: each iteration's data is trimmed, and the compactor deletes the
+                // trimmed objects at once (the mem store keeps objects on the heap; the shm store in memory too).
+                .compactionInterval(Duration.ofSeconds(1))
+                .objectDeletionGracePeriod(Duration.ZERO)
                 .build());
         stream = storage.createStream(StreamOptions.defaults()).get();
         byte[] bytes = new byte[batchBytes];
@@ -106,6 +110,12 @@ public class AppendPipelineBenchmark {
             last = window[i].join().baseOffset();
         }
         return last;
+    }
+
+    /** Trims what the iteration wrote, so that objects are deleted and the store does not grow without bound. */
+    @TearDown(Level.Iteration)
+    public void trimIteration() throws Exception {
+        stream.trim(stream.confirmedOffset()).get();
     }
 
     @TearDown(Level.Trial)
