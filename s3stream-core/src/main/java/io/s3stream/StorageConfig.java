@@ -300,7 +300,7 @@ public final class StorageConfig {
         private int compactionConcurrency = 4;
         private long compactionMemoryBytes = 64 * MIB;
         private Duration compactionRunTimeout = Duration.ofMinutes(30);
-        private long multipartThresholdBytes = 16 * MIB;
+        private long multipartThresholdBytes = 64 * MIB;
         private int objectStoreMaxInFlight = 64;
         private Duration costLogInterval = Duration.ofMinutes(1);
 
