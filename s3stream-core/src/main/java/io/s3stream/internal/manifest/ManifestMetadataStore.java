@@ -580,51 +580,50 @@ public final class ManifestMetadataStore implements MetadataStore {
 
     /** Reads a whole object, retrying retriable failures; {@link ObjectNotFoundException} passes through. */
     private byte[] read(String key) {
+        return retrying("read", key, counters.gets, () -> toBytes(await(store.get(key))));
+    }
+
+    private List<ObjectInfo> list(String prefix) {
+        return retrying("list", prefix, counters.lists, () -> {
+            List<ObjectInfo> found = new ArrayList<>(await(store.list(prefix)));
+            found.sort((x, y) -> x.key().compareTo(y.key()));
+            return found;
+        });
+    }
+
+    /** A store request that may time out; the unit of {@link #retrying}. */
+    @FunctionalInterface
+    private interface StoreCall<T> {
+        T call() throws TimeoutException;
+    }
+
+    /**
+     * Runs {@code request} up to {@code maxAttempts} times with backoff, retrying timeouts and retriable store errors;
+     * {@link ObjectNotFoundException} and final errors pass through at once.
+     */
+    private <T> T retrying(String verb, String target, AtomicLong counter,
+                           StoreCall<T> request) {
         Throwable last = null;
         for (int attempt = 1; attempt <= config.maxAttempts(); attempt++) {
             if (attempt > 1) {
                 backoff(attempt - 1);
             }
             try {
-                counters.gets.incrementAndGet();
-                return toBytes(await(store.get(key)));
+                counter.incrementAndGet();
+                return request.call();
             } catch (ObjectNotFoundException e) {
                 throw e;
             } catch (ObjectStoreException e) {
                 if (!e.isRetriable()) {
-                    throw failure("read " + key, e);
+                    throw failure(verb + " " + target, e);
                 }
                 last = e;
             } catch (TimeoutException e) {
                 last = e;
             }
         }
-        throw new StorageIOException("manifest read of " + key + " in " + store.description() + " failed after "
-                + config.maxAttempts() + " attempts. Last error: " + last, last, true);
-    }
-
-    private List<ObjectInfo> list(String prefix) {
-        Throwable last = null;
-        for (int attempt = 1; attempt <= config.maxAttempts(); attempt++) {
-            if (attempt > 1) {
-                backoff(attempt - 1);
-            }
-            try {
-                counters.lists.incrementAndGet();
-                List<ObjectInfo> found = new ArrayList<>(await(store.list(prefix)));
-                found.sort((a, b) -> a.key().compareTo(b.key()));
-                return found;
-            } catch (ObjectStoreException e) {
-                if (!e.isRetriable()) {
-                    throw failure("list " + prefix, e);
-                }
-                last = e;
-            } catch (TimeoutException e) {
-                last = e;
-            }
-        }
-        throw new StorageIOException("manifest list of " + prefix + " in " + store.description() + " failed after "
-                + config.maxAttempts() + " attempts. Last error: " + last, last, true);
+        throw new StorageIOException("manifest " + verb + " of " + target + " in " + store.description()
+                + " failed after " + config.maxAttempts() + " attempts. Last error: " + last, last, true);
     }
 
     private StorageIOException failure(String what, ObjectStoreException e) {
