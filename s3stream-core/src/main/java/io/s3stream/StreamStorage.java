@@ -29,6 +29,26 @@ public interface StreamStorage extends AutoCloseable {
      */
     CompletableFuture<Stream> openStream(long streamId, long epoch);
 
+    /**
+     * Takes over the WAL of node {@code nodeId}, which must be presumed dead, so that its acknowledged data and its
+     * streams do not wait for it to come back. In order:
+     * <ol>
+     *   <li><b>fence</b> the node in the manifest (a new node epoch): if it is in fact still running (paused,
+     *       partitioned), it can no longer commit, and its WAL refuses to acknowledge anything this takeover does not
+     *       recover; it fails with {@link NodeFencedException} and must restart, when it gets a newer epoch again;</li>
+     *   <li><b>recover</b> its WAL from the last trim point and commit every acknowledged record that was not yet in a
+     *       committed object (with {@code wal-object}, the WAL's objects themselves are committed: no data moves);</li>
+     *   <li><b>release</b> its streams: each one it held open is closed, so any node can open it with a higher epoch.</li>
+     * </ol>
+     * Only a WAL on shared storage can be taken over ({@code fsx://}, {@code objectwal://}); with a WAL on the node's
+     * own disk ({@code blockdev://}) this fails with {@link InvalidConfigException} and the node's streams wait for it.
+     * The WAL is opened with this engine's WAL URI and the dead node's id, so every node of a cluster configures the
+     * same WAL URI. Deciding that a node is dead (leases, health checks) is the caller's job; taking over a live node
+     * is safe but stops it. Two nodes taking over the same node at once are safe too: the one with the lower fencing
+     * epoch fails with {@link NodeFencedException}.
+     */
+    CompletableFuture<TakeoverResult> takeOverNode(long nodeId);
+
     /** The key-value space shared by every node on this object store. */
     KeyValues keyValues();
 

@@ -26,7 +26,11 @@ import java.util.concurrent.CompletableFuture;
  *   <li><b>Compaction.</b> A request with compacted inputs replaces them by its outputs in one step; the outputs
  *       must cover exactly the live ranges of the inputs, and the inputs become {@link ObjectState#MARKED_FOR_DELETION}.</li>
  *   <li><b>Object lifecycle.</b> Ids come from {@link #prepareObjects}; an id not committed before its time-to-live
- *       expires is marked for deletion. Committed objects are returned by reads; objects whose data is entirely
+ *       expires is marked for deletion. Adopted objects ({@link CommitRequest.NewObject#adopted}, WAL segments) get
+ *       their ids from the commit and keep their own keys; an upload commits at most one prepared stream set object
+ *       but any number of adopted ones.</li>
+ *   <li><b>WAL position.</b> An upload's {@link CommitRequest#walPosition()} raises the node's
+ *       {@link NodeMetadata#walCommittedPosition()} in the same atomic step (never lowers it). Committed objects are returned by reads; objects whose data is entirely
  *       trimmed or whose stream was deleted become marked for deletion.</li>
  * </ul>
  * Failures complete futures with the exceptions named above, {@link io.s3stream.StreamNotFoundException}, or
@@ -35,8 +39,18 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface MetadataStore extends AutoCloseable {
 
-    /** Registers a (re)started node and returns its new node epoch, fencing every older instance of that node. */
+    /**
+     * Registers a (re)started node and returns its new node epoch, fencing every older instance of that node. A
+     * surviving node that takes over a dead node's WAL calls it with the dead node's id, so that the dead node (should
+     * it still be running) is fenced before its WAL is recovered.
+     */
     CompletableFuture<Long> registerNode(long nodeId);
+
+    /** A registered node's epoch and WAL position, or empty for a node never registered. */
+    CompletableFuture<Optional<NodeMetadata>> getNode(long nodeId);
+
+    /** Every registered node, in id order. */
+    CompletableFuture<List<NodeMetadata>> listNodes();
 
     /** Creates a stream opened by {@code nodeId} at epoch 0. */
     CompletableFuture<StreamMetadata> createStream(long nodeId, long nodeEpoch, StreamOptions options);

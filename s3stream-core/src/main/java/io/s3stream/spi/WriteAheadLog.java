@@ -2,6 +2,7 @@ package io.s3stream.spi;
 
 import io.netty.buffer.ByteBuf;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -21,9 +22,21 @@ import java.util.concurrent.CompletableFuture;
  *       Trimmed records are never delivered by a later recovery.</li>
  *   <li>When the log is full, an append waits for a trim for a bounded time and then fails with
  *       {@link io.s3stream.OverCapacityException}. After a device error the log is fenced: the failing append and
- *       every later one fail with {@link io.s3stream.StorageIOException} naming the device and error.
- *       After another owner takes over, appends fail with {@link io.s3stream.StreamFencedException}.</li>
+ *       every later one fail with {@link io.s3stream.StorageIOException} naming the device and error.</li>
+ *   <li>After another owner took the log over (a higher node epoch: the node restarted, or a surviving node recovered
+ *       it, see {@link WalContext#takeover()}), every append not yet acknowledged and every later one fails with
+ *       {@link io.s3stream.NodeFencedException} naming the newer epoch, and no append is acknowledged whose record
+ *       the new owner's recovery may not have delivered. The engine then fails as a whole: the node is fenced, not a
+ *       stream.</li>
+ *   <li>After {@link #close}, appends fail with {@link io.s3stream.StreamClosedException}.</li>
  * </ul>
+ *
+ * <h2>Segments</h2>
+ * A WAL that stores its records as objects in object format v1 (wal-object) reports them through {@link #segments},
+ * so the engine can commit those objects to the manifest directly instead of uploading the records again. Positions
+ * at which one segment ends and the next begins are reported by {@link #isSegmentBoundary}; the engine uploads the log
+ * cache in blocks that start and end on boundaries. A WAL on a device has no segments: every position is a boundary
+ * and the engine uploads records itself.
  *
  * <h2>Buffers</h2>
  * {@link #append} reads the readable bytes of {@code record} before its future completes; it does not take
@@ -36,7 +49,7 @@ public interface WriteAheadLog extends AutoCloseable {
      *
      * @return what recovery found
      * @throws io.s3stream.StorageIOException on a device error
-     * @throws io.s3stream.StreamFencedException when a newer owner (higher node epoch) already holds the log
+     * @throws io.s3stream.NodeFencedException when a newer owner (higher node epoch) already holds the log
      */
     RecoveryResult recover(RecordHandler handler);
 
@@ -54,6 +67,25 @@ public interface WriteAheadLog extends AutoCloseable {
     /** The largest record {@link #append} accepts. */
     int maxRecordBytes();
 
+    /**
+     * Whether a block of records may end at {@code walPosition} (a record's {@code nextPosition}) so that the records
+     * before it are exactly whole {@link #segments}. Always true for a WAL without segments.
+     */
+    default boolean isSegmentBoundary(long walPosition) {
+        return true;
+    }
+
+    /**
+     * The segments holding every record with a position in {@code [fromPosition, toPosition)}, in position order, when
+     * both positions are {@linkplain #isSegmentBoundary boundaries} and the records are durable; segments that hold no
+     * record (seals, objects a fenced owner wrote) in that range are included, so that the engine can commit them and
+     * let the manifest delete them. Empty for a WAL without segments. Once the engine has committed a segment's object
+     * the object belongs to the manifest: the WAL never deletes it.
+     */
+    default List<WalSegment> segments(long fromPosition, long toPosition) {
+        return List.of();
+    }
+
     /** Human-readable description for logs and errors (the URI and the underlying device or file). */
     String description();
 
@@ -65,6 +97,13 @@ public interface WriteAheadLog extends AutoCloseable {
     @FunctionalInterface
     interface RecordHandler {
         void onRecord(long walPosition, long nextPosition, ByteBuf record);
+
+        /**
+         * Called once before the first record with the position where the scan starts (a segment boundary), by WALs
+         * with {@linkplain #segments segments}, so that segments before the first record can be committed too.
+         */
+        default void onStart(long walPosition) {
+        }
     }
 
     /**

@@ -20,6 +20,19 @@ public interface WriteAheadLogProvider {
      */
     Optional<URI> defaultUri(Path dataDir);
 
-    /** Opens the log at {@code uri}; validation errors name the URI and the problem. */
+    /**
+     * Opens the log at {@code uri} for {@code context.nodeId()}; validation errors name the URI and the problem. The
+     * same URI serves every node of a cluster: a backend derives the node's own place from the context's node id (a
+     * prefix, a directory), so a surviving node can open a dead node's log with the dead node's id.
+     */
     WriteAheadLog open(URI uri, WalContext context);
+
+    /**
+     * Whether another node can open this backend's logs for takeover ({@link WalContext#takeover()}): true when the log
+     * lives on storage that outlives its node (a shared file system, object storage), false for a local disk, whose log
+     * dies with its node (the node's streams then wait for it to come back).
+     */
+    default boolean supportsTakeover() {
+        return false;
+    }
 }

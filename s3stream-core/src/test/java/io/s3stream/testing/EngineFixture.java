@@ -88,6 +88,7 @@ public final class EngineFixture implements AutoCloseable {
             s.close();
         }
         open.clear();
+        InMemoryWal.clear(walName(0)); // a WAL target shared by the nodes (takeover tests)
         InMemoryWal.clear(walName(1));
         InMemoryWal.clear(walName(2));
         MemObjectStore.clear(name);

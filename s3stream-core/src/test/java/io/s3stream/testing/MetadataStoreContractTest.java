@@ -4,16 +4,19 @@ import io.s3stream.NodeFencedException;
 import io.s3stream.StreamFencedException;
 import io.s3stream.StreamNotFoundException;
 import io.s3stream.StreamOptions;
-import io.s3stream.spi.CommitRequest;
 import io.s3stream.spi.CommitRequest.NewObject;
+import io.s3stream.spi.CommitRequest;
 import io.s3stream.spi.MetadataConflictException;
 import io.s3stream.spi.MetadataStore;
+import io.s3stream.spi.NodeMetadata;
+import io.s3stream.spi.ObjectKeys;
 import io.s3stream.spi.ObjectMetadata;
 import io.s3stream.spi.ObjectState;
 import io.s3stream.spi.ObjectType;
 import io.s3stream.spi.StreamMetadata;
 import io.s3stream.spi.StreamRange;
 import io.s3stream.spi.StreamState;
+import io.s3stream.spi.WalContext;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
@@ -751,6 +754,115 @@ public abstract class MetadataStoreContractTest {
             assertEquals(1, objectIds(s1, 0, 100, 100).size());
             assertEquals(List.of(), objectIds(s2, 0, 100, 100));
             assertEquals(List.of(), objectIds(s3, 0, 100, 100));
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ adoption
+
+    /** Objects written outside the prepare/commit protocol (WAL segments) and the nodes' WAL positions. */
+    @Nested
+    class AdoptionAndWalPositions {
+
+        @Test
+        void adoptedObjectsGetFreshIdsKeepTheirKeysAndNeedNoPrepare() {
+            long s = createStream().streamId();
+            long before = prepare();
+            join(store.commitObjects(new CommitRequest(NODE_A, epochA, List.of(
+                    NewObject.adopted("wal/101/0000000000000001", 500, List.of(range(s, 0, 0, 10))),
+                    NewObject.adopted("wal/101/0000000000000002", 400, List.of(range(s, 0, 10, 25)))),
+                    List.of(), 7)));
+            assertEquals(25, stream(s).endOffset());
+            List<ObjectMetadata> objects = join(store.getObjects(s, 0, 25, 10));
+            assertEquals(List.of("wal/101/0000000000000001", "wal/101/0000000000000002"),
+                    objects.stream().map(ObjectMetadata::key).toList());
+            assertTrue(objects.get(0).objectId() > before && objects.get(1).objectId() > objects.get(0).objectId(),
+                    "adopted objects get fresh, increasing ids: " + objects);
+            assertEquals(500, objects.get(0).sizeBytes());
+            assertEquals(ObjectType.STREAM_SET, objects.get(0).type());
+            assertEquals(ObjectKeys.dataKey(before), object(before).key(), "a prepared id keeps its data key");
+        }
+
+        @Test
+        void severalAdoptedStreamSetObjectsMayJoinOnePreparedOne() {
+            long s = createStream().streamId();
+            long t = createStream().streamId();
+            long sso = prepare();
+            join(store.commitObjects(new CommitRequest(NODE_A, epochA, List.of(
+                    NewObject.adopted("wal/101/a", 10, List.of(range(s, 0, 0, 5))),
+                    NewObject.adopted("wal/101/b", 10, List.of(range(t, 0, 0, 5))),
+                    streamSetObject(sso, range(s, 0, 5, 9))), List.of(), 3)));
+            assertEquals(9, stream(s).endOffset());
+            assertEquals(5, stream(t).endOffset());
+        }
+
+        @Test
+        void anAdoptedObjectWithoutRangesIsMarkedForDeletionAtOnce() {
+            join(store.commitObjects(new CommitRequest(NODE_A, epochA,
+                    List.of(NewObject.adopted("wal/101/seal", 64, List.of())), List.of(), 2)));
+            ObjectMetadata seal = join(store.listObjects(ObjectState.MARKED_FOR_DELETION)).stream()
+                    .filter(o -> o.key().equals("wal/101/seal")).findFirst()
+                    .orElseThrow(() -> new AssertionError("the empty adopted object is not marked for deletion"));
+            assertEquals(List.of(), seal.ranges());
+        }
+
+        @Test
+        void aKeyIsAdoptedOnceEver() {
+            long s = createStream().streamId();
+            join(store.commitObjects(new CommitRequest(NODE_A, epochA,
+                    List.of(NewObject.adopted("wal/101/x", 10, List.of(range(s, 0, 0, 5)))), List.of(), 1)));
+            assertFails(MetadataConflictException.class, () -> store.commitObjects(new CommitRequest(NODE_A, epochA,
+                    List.of(NewObject.adopted("wal/101/x", 10, List.of(range(s, 0, 5, 6)))), List.of(), 2)),
+                    "wal/101/x", "already adopted");
+            assertFails(MetadataConflictException.class, () -> store.commitObjects(new CommitRequest(NODE_A, epochA,
+                    List.of(NewObject.adopted("wal/101/y", 10, List.of(range(s, 0, 5, 6))),
+                            NewObject.adopted("wal/101/y", 10, List.of())), List.of(), 2)), "twice");
+            assertEquals(5, stream(s).endOffset());
+        }
+
+        @Test
+        void aCompactionCannotAdopt() {
+            long s = createStream().streamId();
+            long input = commitStreamSetObject(range(s, 0, 0, 10));
+            assertFails(MetadataConflictException.class, () -> store.commitObjects(compaction(List.of(input),
+                    NewObject.adopted("wal/101/z", 10, List.of(range(s, 0, 0, 10))))), "adopt");
+        }
+
+        @Test
+        void anUploadRecordsTheNodesWalPositionWhichOnlyMovesForward() {
+            assertEquals(WalContext.NO_POSITION, join(store.getNode(NODE_A)).orElseThrow().walCommittedPosition());
+            long s = createStream().streamId();
+            long id = prepare();
+            join(store.commitObjects(new CommitRequest(NODE_A, epochA, List.of(streamSetObject(id, range(s, 0, 0, 5))),
+                    List.of(), 4096)));
+            assertEquals(4096, join(store.getNode(NODE_A)).orElseThrow().walCommittedPosition());
+            long later = prepare();
+            join(store.commitObjects(new CommitRequest(NODE_A, epochA,
+                    List.of(streamSetObject(later, range(s, 0, 5, 6))), List.of(), 1024)));
+            assertEquals(4096, join(store.getNode(NODE_A)).orElseThrow().walCommittedPosition(),
+                    "a lower position never moves it back");
+            assertEquals(WalContext.NO_POSITION, join(store.getNode(NODE_B)).orElseThrow().walCommittedPosition(),
+                    "positions are per node");
+        }
+
+        @Test
+        void aFencedNodesUploadRecordsNothing() {
+            long s = createStream().streamId();
+            long id = prepare();
+            long newer = join(store.registerNode(NODE_A));
+            assertFails(NodeFencedException.class, () -> store.commitObjects(new CommitRequest(NODE_A, epochA,
+                    List.of(NewObject.adopted("wal/101/q", 10, List.of(range(s, 0, 0, 5)))), List.of(), 99)));
+            assertEquals(WalContext.NO_POSITION, join(store.getNode(NODE_A)).orElseThrow().walCommittedPosition());
+            assertEquals(newer, join(store.getNode(NODE_A)).orElseThrow().nodeEpoch());
+            assertEquals(ObjectState.PREPARED, state(id));
+        }
+
+        @Test
+        void nodesAreListedInIdOrderWithTheirEpochs() {
+            long epochC = join(store.registerNode(50));
+            List<NodeMetadata> nodes = join(store.listNodes());
+            assertEquals(List.of(50L, NODE_A, NODE_B), nodes.stream().map(NodeMetadata::nodeId).toList());
+            assertEquals(List.of(epochC, epochA, epochB), nodes.stream().map(NodeMetadata::nodeEpoch).toList());
+            assertTrue(join(store.getNode(999)).isEmpty());
         }
     }
 

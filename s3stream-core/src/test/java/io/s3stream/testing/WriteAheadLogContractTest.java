@@ -3,10 +3,10 @@ package io.s3stream.testing;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.s3stream.InvalidConfigException;
+import io.s3stream.NodeFencedException;
 import io.s3stream.OverCapacityException;
 import io.s3stream.S3StreamException;
 import io.s3stream.StreamClosedException;
-import io.s3stream.StreamFencedException;
 import io.s3stream.spi.WalAppendResult;
 import io.s3stream.spi.WriteAheadLog;
 import org.junit.jupiter.api.AfterEach;
@@ -33,7 +33,8 @@ import static org.assertj.core.api.Assertions.fail;
  */
 public abstract class WriteAheadLogContractTest {
     protected static final Duration SHORT_BACKPRESSURE = Duration.ofMillis(300);
-    private final List<WriteAheadLog> opened = new ArrayList<>();
+    /** Every log opened by the test, closed after it. */
+    protected final List<WriteAheadLog> opened = new ArrayList<>();
     private final long seed = System.nanoTime();
     protected final Random random = new Random(seed);
 
@@ -51,11 +52,11 @@ public abstract class WriteAheadLogContractTest {
         opened.remove(wal);
     }
 
-    private WriteAheadLog open(long nodeId, long nodeEpoch) throws Exception {
+    protected WriteAheadLog open(long nodeId, long nodeEpoch) throws Exception {
         return open(nodeId, nodeEpoch, Duration.ofSeconds(5));
     }
 
-    private WriteAheadLog open(long nodeId, long nodeEpoch, Duration backpressure) throws Exception {
+    protected WriteAheadLog open(long nodeId, long nodeEpoch, Duration backpressure) throws Exception {
         WriteAheadLog wal = openWal(nodeId, nodeEpoch, backpressure);
         opened.add(wal);
         return wal;
@@ -69,23 +70,23 @@ public abstract class WriteAheadLogContractTest {
         opened.clear();
     }
 
-    private String seedInfo() {
+    protected String seedInfo() {
         return " (seed " + seed + ")";
     }
 
-    private static ByteBuf buffer(byte[] data) {
+    protected static ByteBuf buffer(byte[] data) {
         ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(data.length);
         buf.writeBytes(data);
         return buf;
     }
 
-    private byte[] randomRecord(int maxSize) {
+    protected byte[] randomRecord(int maxSize) {
         byte[] data = new byte[1 + random.nextInt(maxSize)];
         random.nextBytes(data);
         return data;
     }
 
-    private WalAppendResult appendSync(WriteAheadLog wal, byte[] data) throws Exception {
+    protected WalAppendResult appendSync(WriteAheadLog wal, byte[] data) throws Exception {
         ByteBuf buf = buffer(data);
         try {
             return wal.append(buf).get(30, TimeUnit.SECONDS);
@@ -94,7 +95,7 @@ public abstract class WriteAheadLogContractTest {
         }
     }
 
-    private static List<Recovered> recover(WriteAheadLog wal) {
+    protected static List<Recovered> recover(WriteAheadLog wal) {
         List<Recovered> out = new ArrayList<>();
         wal.recover((position, next, record) -> {
             try {
@@ -108,10 +109,10 @@ public abstract class WriteAheadLogContractTest {
         return out;
     }
 
-    private record Recovered(long position, long nextPosition, byte[] data) {
+    protected record Recovered(long position, long nextPosition, byte[] data) {
     }
 
-    private static Throwable rootCause(Throwable t) {
+    protected static Throwable rootCause(Throwable t) {
         while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
             t = t.getCause();
         }
@@ -367,7 +368,7 @@ public abstract class WriteAheadLogContractTest {
     }
 
     @Test
-    void olderNodeEpochIsFencedAndAnotherNodeIsRefused() throws Exception {
+    void olderNodeEpochIsFenced() throws Exception {
         WriteAheadLog wal = open(1, 5);
         recover(wal);
         appendSync(wal, randomRecord(100));
@@ -377,18 +378,39 @@ public abstract class WriteAheadLogContractTest {
         newer.close();
         try {
             WriteAheadLog older = open(1, 4);
-            assertThatThrownBy(() -> recover(older)).isInstanceOf(StreamFencedException.class)
+            assertThatThrownBy(() -> recover(older)).isInstanceOf(NodeFencedException.class)
                     .hasMessageContaining("6");
-        } catch (StreamFencedException e) {
+        } catch (NodeFencedException e) {
             assertThat(e).hasMessageContaining("6"); // a backend may refuse already when opening
         }
-        try {
-            WriteAheadLog other = open(2, 100);
-            assertThatThrownBy(() -> recover(other)).isInstanceOf(InvalidConfigException.class)
-                    .hasMessageContaining("node 1");
-        } catch (InvalidConfigException e) {
-            assertThat(e).hasMessageContaining("node 1");
+    }
+
+    @Test
+    void anotherNodeGetsItsOwnLogOrIsRefused() throws Exception {
+        WriteAheadLog wal = open(1, 5);
+        recover(wal);
+        byte[] data = randomRecord(100);
+        appendSync(wal, data);
+        wal.close();
+        if (logsPerNode()) {
+            WriteAheadLog other = open(2, 1);
+            assertThat(recover(other)).as("node 2 has a log of its own").isEmpty();
+            other.close();
+            assertThat(recover(open(1, 6))).extracting(Recovered::data).containsExactly(data);
+        } else {
+            try {
+                WriteAheadLog other = open(2, 100);
+                assertThatThrownBy(() -> recover(other)).isInstanceOf(InvalidConfigException.class)
+                        .hasMessageContaining("node 1");
+            } catch (InvalidConfigException e) {
+                assertThat(e).hasMessageContaining("node 1");
+            }
         }
+    }
+
+    /** Whether each node id has a log of its own under one target (shared WALs); otherwise another node is refused. */
+    protected boolean logsPerNode() {
+        return false;
     }
 
     @Test

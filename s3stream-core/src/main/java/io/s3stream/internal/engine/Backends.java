@@ -22,7 +22,11 @@ final class Backends {
     private Backends() {
     }
 
-    static WriteAheadLog openWal(StorageConfig config, WalContext context) {
+    /** The WAL module serving the configured (or default) WAL URI, and that URI. */
+    record WalBackend(WriteAheadLogProvider provider, URI uri) {
+    }
+
+    static WalBackend walBackend(StorageConfig config) {
         List<WriteAheadLogProvider> providers = load(WriteAheadLogProvider.class);
         URI uri;
         if (config.wal().isPresent()) {
@@ -37,12 +41,17 @@ final class Backends {
         String scheme = uri.getScheme();
         for (WriteAheadLogProvider p : providers) {
             if (p.scheme().equalsIgnoreCase(scheme)) {
-                LOG.log(System.Logger.Level.INFO, "opening WAL {0}", uri);
-                return p.open(uri, context);
+                return new WalBackend(p, uri);
             }
         }
         throw new InvalidConfigException("StorageConfig.wal '" + uri + "': no WAL module for scheme '" + scheme
                 + "' is on the class path (available: " + schemes(providers) + ")");
+    }
+
+    static WriteAheadLog openWal(StorageConfig config, WalContext context) {
+        WalBackend backend = walBackend(config);
+        LOG.log(System.Logger.Level.INFO, "opening WAL {0}", backend.uri());
+        return backend.provider().open(backend.uri(), context);
     }
 
     static MetadataStore openMetadata(StorageConfig config, ObjectStore objectStore) {

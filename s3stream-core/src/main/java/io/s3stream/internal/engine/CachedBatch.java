@@ -1,6 +1,7 @@
 package io.s3stream.internal.engine;
 
 import io.netty.buffer.ByteBuf;
+import io.s3stream.spi.WalRecordFormat;
 
 import java.util.concurrent.CompletableFuture;
 

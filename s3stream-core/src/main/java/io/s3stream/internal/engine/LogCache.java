@@ -30,38 +30,55 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link OverCapacityException}. The cache therefore never exceeds its budget and never drops data that is not in an
  * object yet.
  *
+ * <h2>Segment boundaries</h2>
+ * A block covers WAL positions {@code [walStartPosition, walNextPosition)}. For a WAL whose records are already objects
+ * (wal-object, {@link io.s3stream.spi.WriteAheadLog#segments}) the uploader commits those objects instead of writing
+ * the records again, which works best when a block starts and ends where WAL segments do. So a block is sealed only
+ * right after a batch that ends a segment: {@link #sealActive} seals at once when the active block ends on a boundary,
+ * and otherwise arms a pending seal that the next insert ending on a boundary performs ({@link #insert} then returns
+ * true and the block waits in {@link #pollSealed}). For a WAL without segments every position is a boundary.
+ *
  * <h2>Concurrency</h2>
  * One lock guards everything. Critical sections are short (an insert, a binary search plus reference-count increments);
  * readers retain the buffers they return under the lock, so eviction can never free memory a reader holds.
  */
 final class LogCache {
     private final long capacityBytes;
-    private final Runnable pressureListener;
+    /** Called (outside the lock) when an append has to wait for space: the uploader should upload now. */
+    private volatile Runnable pressureListener = () -> { };
     /** The uploader's last failure while uploads fail, for the back-pressure message; null when uploads succeed. */
     private volatile String uploadProblem;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition spaceFreed = lock.newCondition();
     private final ArrayDeque<Block> blocks = new ArrayDeque<>();
     private final Map<Long, ArrayDeque<Run>> runsByStream = new HashMap<>();
+    /** Blocks sealed by an insert that completed a pending seal, waiting for the uploader. */
+    private final ArrayDeque<Block> sealedReady = new ArrayDeque<>();
     private long usedBytes;
     private long nextBlockId;
     private Block active;
+    /** The WAL position after the last inserted batch: where the next block starts. */
+    private long walPosition = -1;
+    /** Whether the active block ends on a segment boundary (true while it is empty). */
+    private boolean activeAtBoundary = true;
+    /** A seal was asked for while the active block ended inside a segment. */
+    private boolean sealPending;
 
     /** Records why uploads fail (null once one succeeds), so that refused appends say it. */
     void noteUploadProblem(String problem) {
         uploadProblem = problem;
     }
 
-    /**
-     * @param capacityBytes    the budget
-     * @param pressureListener called (outside the lock) when an append had to wait for space: the uploader should seal
-     *                         and upload the active block now
-     */
-    LogCache(long capacityBytes, Runnable pressureListener) {
+    /** @param capacityBytes the budget */
+    LogCache(long capacityBytes) {
         this.capacityBytes = capacityBytes;
-        this.pressureListener = pressureListener;
         this.active = new Block(nextBlockId++, System.nanoTime());
         blocks.add(active);
+    }
+
+    /** Sets who is told when an append has to wait for space (the uploader); set once, before the first append. */
+    void pressureListener(Runnable listener) {
+        this.pressureListener = listener;
     }
 
     /** Reserves {@code bytes}, evicting uploaded blocks or waiting for uploads up to {@code timeoutNanos}. */
@@ -116,13 +133,16 @@ final class LogCache {
         }
     }
 
-    /** Inserts a durable batch into the active block; its bytes were reserved. Takes the batch's record reference. */
-    void insert(CachedBatch batch) {
-        insertAndGetActiveBytes(batch);
-    }
+    /** What {@link #insert} returns when it completed a pending seal. */
+    static final long SEALED = -1;
 
-    /** {@link #insert}, returning the active block's size afterwards. */
-    long insertAndGetActiveBytes(CachedBatch batch) {
+    /**
+     * Inserts a durable batch into the active block; its bytes were reserved. Takes the batch's record reference.
+     * {@code endsSegment} says whether the batch's {@code walNextPosition} is a segment boundary. Returns the active
+     * block's size afterwards, or {@link #SEALED} when the insert completed a pending seal: the sealed block waits in
+     * {@link #pollSealed}.
+     */
+    long insert(CachedBatch batch, boolean endsSegment) {
         lock.lock();
         try {
             List<Run> streamRuns = active.runs.get(batch.streamId);
@@ -137,7 +157,27 @@ final class LogCache {
             run.bytes += batch.sizeBytes();
             active.sizeBytes += batch.sizeBytes();
             active.walNextPosition = Math.max(active.walNextPosition, batch.walNextPosition);
+            walPosition = Math.max(walPosition, batch.walNextPosition);
+            activeAtBoundary = endsSegment;
+            if (sealPending && endsSegment) {
+                sealPending = false;
+                sealedReady.add(sealLocked());
+                return SEALED;
+            }
             return active.sizeBytes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Sets where the next block starts in the WAL (after recovery: the position of the first new append). */
+    void startAt(long walPosition) {
+        lock.lock();
+        try {
+            this.walPosition = walPosition;
+            if (active.sizeBytes == 0) {
+                active.walStartPosition = walPosition;
+            }
         } finally {
             lock.unlock();
         }
@@ -163,22 +203,104 @@ final class LogCache {
         }
     }
 
-    /** Seals the active block and starts a new one; returns null when the active block is empty. */
-    Block sealActive() {
+    /**
+     * Seals the active block and starts a new one. Returns null when the active block is empty, or when it ends inside
+     * a WAL segment: then the seal happens at the next insert that ends a segment (see the class comment), unless
+     * {@code anywhere} forces it (the records of that segment then get uploaded by the engine, not committed as the
+     * segment's object).
+     */
+    Block sealActive(boolean anywhere) {
         lock.lock();
         try {
             if (active.sizeBytes == 0) {
                 active.createdNanos = System.nanoTime();
                 return null;
             }
-            Block sealed = active;
-            sealed.sealed = true;
-            active = new Block(nextBlockId++, System.nanoTime());
-            blocks.add(active);
-            return sealed;
+            if (!activeAtBoundary && !anywhere) {
+                sealPending = true;
+                return null;
+            }
+            sealPending = false;
+            return sealLocked();
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Seals the active block at a segment boundary, or returns null and arms a pending seal (see above). */
+    Block sealActive() {
+        return sealActive(false);
+    }
+
+    /**
+     * A sealed block holding no batch that covers {@code [position after the last insert, nextPosition)}, for committing
+     * WAL segments in that range that hold no record the engine keeps; null when the range is empty or unknown. The
+     * block is not part of the cache.
+     */
+    Block emptyBlockUpTo(long nextPosition) {
+        lock.lock();
+        try {
+            if (walPosition < 0 || nextPosition <= walPosition) {
+                return null;
+            }
+            Block block = new Block(nextBlockId++, System.nanoTime());
+            block.walStartPosition = walPosition;
+            block.walNextPosition = nextPosition;
+            block.sealed = true;
+            return block;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The oldest block sealed by an insert that completed a pending seal, or null. */
+    Block pollSealed() {
+        lock.lock();
+        try {
+            return sealedReady.poll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Performs an armed seal now, inside a segment (the segment will not complete: an append of it failed); the block
+     * waits in {@link #pollSealed}. Returns whether a seal was armed.
+     */
+    boolean sealPendingNow() {
+        lock.lock();
+        try {
+            if (!sealPending) {
+                return false;
+            }
+            sealPending = false;
+            if (active.sizeBytes > 0) {
+                sealedReady.add(sealLocked());
+            }
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether a seal is armed and waits for a segment boundary. */
+    boolean sealPending() {
+        lock.lock();
+        try {
+            return sealPending;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private Block sealLocked() {
+        Block sealed = active;
+        sealed.sealed = true;
+        active = new Block(nextBlockId++, System.nanoTime());
+        active.walStartPosition = walPosition;
+        activeAtBoundary = true;
+        blocks.add(active);
+        return sealed;
     }
 
     /** Marks a sealed block's data as committed to objects: it may now be evicted. */
@@ -262,7 +384,11 @@ final class LogCache {
             blocks.clear();
             runsByStream.clear();
             usedBytes = 0;
+            sealedReady.clear();
+            sealPending = false;
+            activeAtBoundary = true;
             active = new Block(nextBlockId++, System.nanoTime());
+            active.walStartPosition = walPosition;
             blocks.add(active);
             spaceFreed.signalAll();
         } finally {
@@ -356,6 +482,8 @@ final class LogCache {
         /** Runs per stream, streams in id order; normally one run per stream. */
         final TreeMap<Long, List<Run>> runs = new TreeMap<>();
         long sizeBytes;
+        /** WAL position where the block starts (the end of the previous block), or -1 when unknown. */
+        long walStartPosition = -1;
         long walNextPosition = -1;
         boolean sealed;
         boolean uploaded;

@@ -1,67 +1,54 @@
 package io.s3stream.internal.engine;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
-import io.s3stream.AppendResult;
 import io.s3stream.InvalidConfigException;
-import io.s3stream.OverCapacityException;
-import io.s3stream.RecordBatch;
+import io.s3stream.KeyValues;
+import io.s3stream.NodeFencedException;
 import io.s3stream.StorageConfig;
-import io.s3stream.StorageIOException;
 import io.s3stream.StorageMetrics;
 import io.s3stream.Stream;
 import io.s3stream.StreamClosedException;
 import io.s3stream.StreamFencedException;
 import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
+import io.s3stream.TakeoverResult;
 import io.s3stream.cache.BlockCache;
 import io.s3stream.internal.compaction.Compactor;
 import io.s3stream.internal.store.ObjectStorage;
 import io.s3stream.internal.store.ObjectStores;
+import io.s3stream.internal.util.Futures;
 import io.s3stream.spi.MetadataStore;
+import io.s3stream.spi.NodeMetadata;
 import io.s3stream.spi.StreamMetadata;
 import io.s3stream.spi.StreamState;
-import io.s3stream.spi.WalAppendResult;
 import io.s3stream.spi.WalContext;
 import io.s3stream.spi.WriteAheadLog;
 
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
+import java.util.Set;
+import java.util.SortedMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BiConsumer;
 
 /**
- * The storage engine behind {@link StreamStorage}: sequences appends of every stream through one write-ahead log,
- * keeps them in the log cache, has them uploaded into objects, and serves reads.
+ * The storage engine behind {@link StreamStorage}: it wires the write path ({@link AppendSequencer}: WAL →
+ * log cache), the upload pipeline ({@link Uploader}: log cache → objects → manifest → WAL trim), the read path
+ * ({@link ReadPath}: log cache → manifest → block cache → object store) and compaction, recovers the WAL at start,
+ * keeps the registry of open streams, and takes over other nodes' WALs.
  *
- * <h2>Concurrency</h2>
- * Appends of all streams pass one short critical section, the <em>sequencer</em>: it assigns the stream's offsets,
- * encodes the WAL record and hands it to the WAL, and queues the in-flight append. Because the WAL is called in
- * sequencer order, WAL positions follow queue order. Completions are <em>drained</em> from the head of that queue only,
- * by whichever thread finds the head durable (usually the WAL's completion thread), so batches enter the log cache and
- * futures complete in WAL order: per stream in offset order, and across streams in an order that makes every sealed
- * log-cache block a prefix of the WAL. The upload pipeline has its own thread ({@link Uploader}).
- *
- * <h2>Durability</h2>
- * An append's future completes only after the WAL reported it durable and the batch is in the log cache. The WAL is
- * trimmed only past blocks whose objects are committed. {@link #start} recovers the WAL before it returns: records
- * after the trim point go back into the log cache and are uploaded, so nothing acknowledged is lost across a crash.
+ * <h2>Lifecycle</h2>
+ * {@link #start} opens the object store and the manifest, registers the node (a new node epoch fences every older
+ * instance of it), opens the WAL and recovers it ({@link WalReplay}) before anything else runs, then starts the uploader
+ * and the compactor. {@link #close} refuses new appends, uploads what the log cache holds, records every open stream's
+ * close in the manifest, and releases the WAL, caches and stores; what it could not upload stays in the WAL.
  *
  * <h2>Failure</h2>
- * A batch whose WAL append failed fences its stream (later batches of that stream fail too, even if durable, so the
- * stream never has a hole; recovery skips such orphans). A WAL IO error fences the whole engine: appends fail fast
- * with the cause, while acknowledged data in the log cache is still uploaded. A full log cache makes appends wait,
- * then fail with {@link OverCapacityException} before any offset is assigned.
+ * A WAL device error or a takeover of this node (by a restart elsewhere or a surviving node) fences the engine as a
+ * whole ({@link AppendSequencer#fail}): appends fail fast with the cause; acknowledged data in the log cache is still
+ * uploaded unless the node itself is fenced in the manifest, in which case the new owner recovers it from the WAL.
  */
 public final class StorageEngine implements StreamStorage {
     private static final System.Logger LOG = System.getLogger(StorageEngine.class.getName());
@@ -74,55 +61,17 @@ public final class StorageEngine implements StreamStorage {
     private final WriteAheadLog wal;
     private final LogCache logCache;
     private final BlockCache blockCache;
-    private final ObjectFetcher fetcher;
     private final ReadAhead readAhead;
     private final CatchUpThrottle catchUp;
-    final LongAdder fetchesFromLogCache = new LongAdder();
-    final LongAdder fetchesFromObjects = new LongAdder();
+    private final ReadPath readPath;
+    private final BlockUploader blockUploader;
     private final Uploader uploader;
+    private final AppendSequencer sequencer;
     private final Compactor compactor;
-
-    private final ReentrantLock sequencer = new ReentrantLock();
-    /**
-     * In-flight appends as an intrusive queue through {@link CachedBatch#next}: linked at {@link #inflightTail} under
-     * the sequencer, consumed from {@link #drainHead} (a sentinel: the last processed batch) by one drainer at a time.
-     */
-    private CachedBatch inflightTail;
-    private volatile CachedBatch drainHead;
-    private final AtomicBoolean draining = new AtomicBoolean();
-    private final BiConsumer<Object, Throwable> drainOnCompletion = (result, error) -> drain();
     private final ConcurrentHashMap<Long, StreamHandle> streams = new ConcurrentHashMap<>();
-    private final long backpressureNanos;
-    private volatile RuntimeException failure;
+    private final KeyValues keyValues;
+    private final StreamHandle.Closer closer = (handle, destroy) -> closeStream(handle, destroy);
     private volatile boolean closed;
-    private final LongAdder appendedBatches = new LongAdder();
-    private final LongAdder appendedBytes = new LongAdder();
-    private final io.s3stream.KeyValues keyValues = new io.s3stream.KeyValues() {
-        @Override
-        public CompletableFuture<Optional<byte[]>> get(String key) {
-            return metadata.getKv(key);
-        }
-
-        @Override
-        public CompletableFuture<Void> put(String key, byte[] value) {
-            return metadata.putKv(key, value);
-        }
-
-        @Override
-        public CompletableFuture<Void> delete(String key) {
-            return metadata.deleteKv(key);
-        }
-
-        @Override
-        public CompletableFuture<java.util.SortedMap<String, byte[]>> list(String prefix) {
-            return metadata.listKv(prefix);
-        }
-
-        @Override
-        public CompletableFuture<Boolean> compareAndSet(String key, byte[] expected, byte[] value) {
-            return metadata.compareAndSetKv(key, expected, value);
-        }
-    };
 
     private StorageEngine(StorageConfig config, ObjectStorage objects, MetadataStore metadata, long nodeEpoch,
                           WriteAheadLog wal) {
@@ -131,21 +80,37 @@ public final class StorageEngine implements StreamStorage {
         this.metadata = metadata;
         this.nodeEpoch = nodeEpoch;
         this.wal = wal;
-        this.backpressureNanos = config.backpressureTimeout().toNanos();
-        CachedBatch sentinel = CachedBatch.marker(() -> { });
-        this.inflightTail = sentinel;
-        this.drainHead = sentinel;
-        this.logCache = new LogCache(config.logCacheBytes(), this::onCachePressure);
+        this.keyValues = new ManifestKeyValues(metadata);
+        this.logCache = new LogCache(config.logCacheBytes());
         this.blockCache = BlockCache.create(config.blockCacheBytes(), config.readAheadBytes());
         this.readAhead = new ReadAhead(Math.min(config.readAheadMaxWindowBytes(), 2 * config.objectBlockSizeBytes()),
                 config.readAheadBytes() == 0 ? 0 : config.readAheadMaxWindowBytes());
         this.catchUp = new CatchUpThrottle(config.catchUpMaxInFlight(), config.catchUpBytesPerSecond());
-        this.fetcher = new ObjectFetcher(objects, blockCache, readAhead, catchUp, 10_000);
-        this.uploader = new Uploader(this, logCache, objects, metadata, wal, alloc, config.uploadThresholdBytes(),
-                config.uploadInterval(), config.streamObjectThresholdBytes(), config.objectBlockSizeBytes(),
-                config.multipartThresholdBytes());
+        ObjectFetcher fetcher = new ObjectFetcher(objects, blockCache, readAhead, catchUp, 10_000);
+        this.readPath = new ReadPath(logCache, metadata, fetcher, readAhead);
+        this.blockUploader = new BlockUploader(objects, metadata, wal, alloc, config.nodeId(), nodeEpoch,
+                uploadSettings(config));
+        this.uploader = new Uploader(logCache, blockUploader, wal::trim, new Uploader.Listener() {
+            @Override
+            public void nodeFenced(NodeFencedException e) {
+                sequencer.fail(e);
+            }
+
+            @Override
+            public void streamsLost(Set<Long> streamIds) {
+                streamIds.forEach(StorageEngine.this::streamLostOwnership);
+            }
+        }, config.uploadThresholdBytes(), config.uploadInterval());
+        this.logCache.pressureListener(uploader::trigger);
+        this.sequencer = new AppendSequencer(wal, logCache, uploader, alloc, config.maxBatchBytes(),
+                config.backpressureTimeout().toNanos());
         this.compactor = new Compactor(Compactor.Settings.of(config), objects, metadata, alloc, config.nodeId(),
                 nodeEpoch, fetcher::forget);
+    }
+
+    private static BlockUploader.Settings uploadSettings(StorageConfig config) {
+        return new BlockUploader.Settings(config.streamObjectThresholdBytes(), config.objectBlockSizeBytes(),
+                config.multipartThresholdBytes());
     }
 
     /** Opens the backends, registers the node, recovers the WAL, and returns a running engine. */
@@ -160,10 +125,10 @@ public final class StorageEngine implements StreamStorage {
         try {
             metadata = Backends.openMetadata(config, objects.backend());
             long nodeEpoch = metadata.registerNode(config.nodeId()).join();
-            wal = Backends.openWal(config, new WalContext(config.nodeId(), nodeEpoch, config.dataDir(),
-                    config.backpressureTimeout()));
+            wal = Backends.openWal(config, walContext(config, config.nodeId(), nodeEpoch, metadata, objects));
             StorageEngine engine = new StorageEngine(config, objects, metadata, nodeEpoch, wal);
-            engine.recover();
+            new WalReplay(wal, metadata, engine.logCache, engine.blockUploader, config.uploadThresholdBytes(),
+                    config.backpressureTimeout().toNanos()).run();
             engine.uploader.start(); // not before: recovery uploads on its own and must be alone in doing so
             if (config.compactionEnabled()) {
                 engine.compactor.start();
@@ -179,54 +144,21 @@ public final class StorageEngine implements StreamStorage {
                 metadata.close();
             }
             objects.close();
-            throw unwrap(e);
+            throw Futures.unwrapUnchecked(e);
         }
     }
 
-    // ---------------------------------------------------------------- recovery
-
-    private void recover() {
-        Map<Long, long[]> expectedNext = new HashMap<>();
-        long[] dropped = new long[1];
-        WriteAheadLog.RecoveryResult result = wal.recover((position, next, record) -> {
-            boolean kept = false;
-            try {
-                WalRecordFormat.Decoded d = WalRecordFormat.decode(record, wal.description() + " position " + position);
-                long[] expected = expectedNext.computeIfAbsent(d.streamId(), id -> {
-                    Optional<StreamMetadata> meta = metadata.getStream(id).join();
-                    return meta.filter(m -> m.state() != StreamState.DELETED)
-                            .map(m -> new long[]{m.endOffset()}).orElse(new long[]{-1});
-                });
-                long end = d.baseOffset() + d.count();
-                if (expected[0] < 0 || end <= expected[0]) {
-                    return; // deleted stream, or already in committed objects
-                }
-                if (d.baseOffset() != expected[0]) {
-                    dropped[0]++; // follows a failed append: never acknowledged
-                    return;
-                }
-                if (logCache.activeBytes() + record.readableBytes() > config.uploadThresholdBytes()) {
-                    uploader.uploadActiveForRecovery();
-                }
-                logCache.reserve(record.readableBytes(), backpressureNanos);
-                CachedBatch batch = new CachedBatch(d.streamId(), null, d.epoch(), d.baseOffset(), d.count(), record, null);
-                batch.walNextPosition = next;
-                logCache.insert(batch);
-                expected[0] = end;
-                kept = true;
-            } finally {
-                if (!kept) {
-                    record.release();
-                }
-            }
-        });
-        uploader.uploadActiveForRecovery();
-        if (result.records() > 0) {
-            wal.trim(result.nextPosition()).join();
-        }
-        LOG.log(System.Logger.Level.INFO, "recovered {0} WAL records ({1} bytes) from {2}; {3} orphan record(s) "
-                + "after failed appends skipped; {4}", result.records(), result.bytes(), wal.description(), dropped[0],
-                result.detail());
+    /** What a WAL of node {@code nodeId} at {@code nodeEpoch} is told, with the manifest's committed position. */
+    private static WalContext walContext(StorageConfig config, long nodeId, long nodeEpoch, MetadataStore metadata,
+                                         ObjectStorage objects) {
+        long committed = metadata.getNode(nodeId).join().map(NodeMetadata::walCommittedPosition)
+                .orElse(WalContext.NO_POSITION);
+        return new WalContext(nodeId, nodeEpoch, config.dataDir(), config.backpressureTimeout())
+                .withObjectStores(objects.asObjectStore(ObjectStorage.Priority.WAL),
+                        uri -> new ObjectStorage(ObjectStores.open(uri.toString()), ObjectStorage.RetryPolicy.defaults(),
+                                ObjectStorage.Settings.defaults().withCostLogInterval(null))
+                                .asOwnedObjectStore(ObjectStorage.Priority.WAL))
+                .withCommittedPosition(committed);
     }
 
     // ---------------------------------------------------------------- streams
@@ -237,7 +169,7 @@ public final class StorageEngine implements StreamStorage {
             return CompletableFuture.failedFuture(new StreamClosedException("the storage engine is closed"));
         }
         return metadata.createStream(config.nodeId(), nodeEpoch, options).thenApply(meta -> {
-            StreamHandle handle = new StreamHandle(this, meta);
+            StreamHandle handle = new StreamHandle(sequencer, readPath, metadata, closer, meta);
             streams.put(meta.streamId(), handle);
             return handle;
         });
@@ -255,30 +187,20 @@ public final class StorageEngine implements StreamStorage {
                 return CompletableFuture.failedFuture(new StreamFencedException("stream " + streamId
                         + " is already open on this node at epoch " + existing.epoch() + "; open it with a higher epoch"));
             }
-            sequencer.lock();
-            try {
-                existing.refuse(StreamHandle.fenced(streamId, existing.epoch(), "opened again at epoch " + epoch));
-            } finally {
-                sequencer.unlock();
-            }
+            sequencer.refuse(existing, StreamHandle.fenced(streamId, existing.epoch(), "opened again at epoch " + epoch));
             handOver = finishStream(existing, false);
         }
         return handOver.thenCompose(v -> metadata.openStream(streamId, epoch, config.nodeId(), nodeEpoch))
                 .thenApply(meta -> {
-                    StreamHandle handle = new StreamHandle(this, meta);
+                    StreamHandle handle = new StreamHandle(sequencer, readPath, metadata, closer, meta);
                     streams.put(streamId, handle);
                     return handle;
                 });
     }
 
     /** Stream.close()/destroy(): refuse appends, upload, then record the close (or delete) in the manifest. */
-    void closeStream(StreamHandle handle, boolean destroy) {
-        sequencer.lock();
-        try {
-            handle.refuse(StreamHandle.closed(handle.streamId()));
-        } finally {
-            sequencer.unlock();
-        }
+    private void closeStream(StreamHandle handle, boolean destroy) {
+        sequencer.refuse(handle, StreamHandle.closed(handle.streamId()));
         finishStream(handle, destroy);
     }
 
@@ -293,11 +215,11 @@ public final class StorageEngine implements StreamStorage {
                                 .thenApply(m -> (Void) null))
                 .whenComplete((v, error) -> {
                     streams.remove(handle.streamId(), handle);
-                    readAhead.forget(handle.streamId());
+                    readPath.forget(handle.streamId());
                     if (error == null) {
                         done.complete(null);
                     } else {
-                        done.completeExceptionally(unwrap(error));
+                        done.completeExceptionally(Futures.unwrapUnchecked(error));
                     }
                 });
         return done;
@@ -305,206 +227,114 @@ public final class StorageEngine implements StreamStorage {
 
     /** Completes once every append issued before the call is processed and uploaded. */
     CompletableFuture<Void> flush() {
-        CompletableFuture<Void> drained = new CompletableFuture<>();
-        sequencer.lock();
-        try {
-            enqueue(CachedBatch.marker(() -> drained.complete(null)));
-        } finally {
-            sequencer.unlock();
-        }
-        drain();
-        return drained.thenCompose(v -> uploader.uploadAll());
+        return sequencer.drained().thenCompose(v -> uploader.uploadAll());
     }
 
     /** The uploader found the stream fenced or deleted in the manifest: refuse its appends. */
-    void streamLostOwnership(long streamId) {
+    private void streamLostOwnership(long streamId) {
         StreamHandle handle = streams.get(streamId);
         if (handle != null) {
-            sequencer.lock();
-            try {
-                handle.refuse(StreamHandle.fenced(streamId, handle.epoch(), "the manifest has a newer owner or "
-                        + "the stream was deleted"));
-            } finally {
-                sequencer.unlock();
-            }
+            sequencer.refuse(handle, StreamHandle.fenced(streamId, handle.epoch(), "the manifest has a newer owner or "
+                    + "the stream was deleted"));
         }
     }
 
-    long nextOffset(StreamHandle handle) {
-        sequencer.lock();
-        try {
-            return handle.nextOffset;
-        } finally {
-            sequencer.unlock();
-        }
-    }
+    // ---------------------------------------------------------------- takeover
 
-    // ---------------------------------------------------------------- append path
-
-    CompletableFuture<AppendResult> append(StreamHandle handle, RecordBatch batch) {
-        int payloadBytes = batch.sizeBytes();
-        int recordBytes = WalRecordFormat.HEADER_SIZE + payloadBytes;
-        if (payloadBytes > config.maxBatchBytes() || recordBytes > wal.maxRecordBytes()) {
-            return CompletableFuture.failedFuture(new IllegalArgumentException("a batch of " + payloadBytes
-                    + " bytes exceeds the largest batch (StorageConfig.maxBatchBytes " + config.maxBatchBytes()
-                    + ", WAL record limit " + (wal.maxRecordBytes() - WalRecordFormat.HEADER_SIZE) + ")"));
-        }
-        RuntimeException refused = refusal(handle);
-        if (refused != null) {
-            return CompletableFuture.failedFuture(refused);
-        }
-        try {
-            logCache.reserve(recordBytes, backpressureNanos);
-        } catch (OverCapacityException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        CachedBatch pending;
-        CompletableFuture<WalAppendResult> walFuture;
-        sequencer.lock();
-        try {
-            refused = refusal(handle);
-            if (refused != null) {
-                logCache.unreserve(recordBytes);
-                return CompletableFuture.failedFuture(refused);
-            }
-            long baseOffset = handle.nextOffset;
-            ByteBuf record = WalRecordFormat.encode(alloc, handle.streamId(), handle.epoch(), baseOffset,
-                    batch.count(), batch.payload());
-            pending = new CachedBatch(handle.streamId(), handle, handle.epoch(), baseOffset, batch.count(), record,
-                    new CompletableFuture<>());
-            handle.nextOffset = baseOffset + batch.count();
-            try {
-                walFuture = wal.append(record);
-            } catch (RuntimeException e) {
-                walFuture = CompletableFuture.failedFuture(e);
-            }
-            pending.walFuture = walFuture;
-            enqueue(pending);
-        } finally {
-            sequencer.unlock();
-        }
-        // `pending.walFuture` may already be processed and cleared by a drain on another thread: use the local.
-        walFuture.whenComplete(drainOnCompletion);
-        return pending.userFuture;
-    }
-
-    private RuntimeException refusal(StreamHandle handle) {
-        RuntimeException engineFailure = failure;
-        if (engineFailure != null) {
-            return engineFailure;
-        }
+    /** Runs on its own thread; the engine keeps serving meanwhile. */
+    @Override
+    public CompletableFuture<TakeoverResult> takeOverNode(long nodeId) {
         if (closed) {
-            return new StreamClosedException("the storage engine is closed");
+            return CompletableFuture.failedFuture(new StreamClosedException("the storage engine is closed"));
         }
-        return handle.refusal;
-    }
-
-    /** Links a batch at the tail of the in-flight queue; caller holds the sequencer. */
-    private void enqueue(CachedBatch batch) {
-        inflightTail.next = batch; // volatile write publishes the batch to the drainer
-        inflightTail = batch;
-    }
-
-    /** Processes durable appends from the head of the queue, in order; safe to call from any thread. */
-    private void drain() {
-        while (true) {
-            if (!draining.compareAndSet(false, true)) {
-                return;
-            }
+        if (nodeId == config.nodeId()) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("node " + nodeId + " cannot take over "
+                    + "its own WAL: it recovers it when it starts"));
+        }
+        CompletableFuture<TakeoverResult> result = new CompletableFuture<>();
+        Thread.ofPlatform().daemon().name("s3stream-takeover-" + nodeId).start(() -> {
             try {
-                CachedBatch head = drainHead;
-                CachedBatch next;
-                while ((next = head.next) != null && next.walFuture.isDone()) {
-                    // Unlink the old sentinel; `next` becomes the sentinel. The sequencer never writes head.next
-                    // again: once it is non-null the tail has moved past head.
-                    head.next = null;
-                    head = next;
-                    drainHead = head;
-                    process(head);
+                result.complete(new NodeTakeover(nodeId).run());
+            } catch (Throwable t) {
+                result.completeExceptionally(Futures.unwrap(t));
+            }
+        });
+        return result;
+    }
+
+    /** One takeover of a dead node's WAL: fence, recover, commit, release. */
+    private final class NodeTakeover {
+        private final long deadNodeId;
+
+        NodeTakeover(long deadNodeId) {
+            this.deadNodeId = deadNodeId;
+        }
+
+        TakeoverResult run() {
+            long started = System.nanoTime();
+            Backends.WalBackend backend = Backends.walBackend(config);
+            if (!backend.provider().supportsTakeover()) {
+                throw new InvalidConfigException("node " + deadNodeId + "'s WAL (" + backend.uri() + ") cannot be "
+                        + "taken over: a " + backend.uri().getScheme() + " WAL lives on its node's own disk and dies with "
+                        + "it; the node's streams wait until it comes back (use a shared WAL: fsx:// or objectwal://)");
+            }
+            // Fencing first: from this commit on the dead node (should it still be running) cannot commit, and the
+            // WAL's own fencing below stops it from acknowledging anything this recovery does not see.
+            long fencingEpoch = metadata.registerNode(deadNodeId).join();
+            long fenced = System.nanoTime();
+            WalContext context = walContext(config, deadNodeId, fencingEpoch, metadata, objects).forTakeover();
+            WalReplay.Result replayed;
+            int released = 0;
+            long recovered;
+            LogCache cache = new LogCache(2 * config.uploadThresholdBytes() + 2L * config.maxBatchBytes());
+            try (WriteAheadLog deadWal = backend.provider().open(backend.uri(), context)) {
+                BlockUploader uploads = new BlockUploader(objects, metadata, deadWal, alloc, deadNodeId, fencingEpoch,
+                        uploadSettings(config));
+                replayed = new WalReplay(deadWal, metadata, cache, uploads, config.uploadThresholdBytes(),
+                        config.backpressureTimeout().toNanos()).run();
+                recovered = System.nanoTime();
+                for (StreamMetadata stream : metadata.listStreams().join()) {
+                    if (stream.ownerNodeId() == deadNodeId && stream.state() == StreamState.OPENED) {
+                        metadata.closeStream(stream.streamId(), stream.epoch(), deadNodeId, fencingEpoch).join();
+                        released++;
+                    }
                 }
             } finally {
-                draining.set(false);
+                cache.releaseAll();
             }
-            CachedBatch next = drainHead.next;
-            if (next == null || !next.walFuture.isDone()) {
-                return;
-            }
+            long done = System.nanoTime();
+            TakeoverResult result = new TakeoverResult(deadNodeId, fencingEpoch, replayed.records(), replayed.bytes(),
+                    replayed.kept(), released, nanosToMillis(fenced - started), nanosToMillis(recovered - fenced),
+                    nanosToMillis(done - recovered), nanosToMillis(done - started));
+            LOG.log(System.Logger.Level.INFO, "node {0} took over node {1}: {2}", config.nodeId(), deadNodeId, result);
+            return result;
         }
     }
 
-    private void process(CachedBatch batch) {
-        if (batch.marker != null) {
-            batch.marker.run();
-            return;
-        }
-        StreamHandle handle = batch.stream;
-        Throwable error = null;
-        WalAppendResult result = null;
-        try {
-            result = batch.walFuture.join();
-        } catch (CompletionException e) {
-            error = e.getCause() != null ? e.getCause() : e;
-        }
-        if (error == null && handle.holeCause != null) {
-            error = StreamHandle.fenced(handle.streamId(), handle.epoch(), "an earlier append failed: "
-                    + handle.holeCause.getMessage());
-        }
-        if (error != null) {
-            logCache.unreserve(batch.sizeBytes());
-            batch.record.release();
-            if (handle.holeCause == null) {
-                handle.holeCause = error;
-                sequencer.lock();
-                try {
-                    handle.refuse(StreamHandle.fenced(handle.streamId(), handle.epoch(), "append at offset "
-                            + batch.baseOffset + " failed: " + error.getMessage()));
-                } finally {
-                    sequencer.unlock();
-                }
-            }
-            if (error instanceof StorageIOException sio && failure == null) {
-                fail(sio);
-            }
-            batch.userFuture.completeExceptionally(error);
-            return;
-        }
-        batch.walNextPosition = result.nextPosition();
-        batch.walFuture = null;
-        uploader.onActiveSize(logCache.insertAndGetActiveBytes(batch));
-        handle.confirm(batch.endOffset());
-        appendedBatches.increment();
-        appendedBytes.add(batch.payloadBytes());
-        batch.userFuture.complete(new AppendResult(batch.baseOffset));
+    private static long nanosToMillis(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
     }
 
-    private void onCachePressure() {
-        uploader.trigger();
+    // ---------------------------------------------------------------- accessors
+
+    @Override
+    public KeyValues keyValues() {
+        return keyValues;
     }
 
-    /** Fences the whole engine: appends fail fast with {@code cause}; acknowledged data is still uploaded. */
-    void fail(RuntimeException cause) {
-        if (failure == null) {
-            failure = cause;
-            LOG.log(System.Logger.Level.ERROR, "storage engine fenced: " + cause.getMessage(), cause);
-        }
-    }
-
-    // ---------------------------------------------------------------- accessors for collaborators
-
-    LogCache logCache() {
-        return logCache;
-    }
-
-    MetadataStore metadataStore() {
-        return metadata;
-    }
-
-    ObjectStorage objectStorage() {
-        return objects;
-    }
-
-    ReadAhead readAhead() {
-        return readAhead;
+    @Override
+    public StorageMetrics metrics() {
+        BlockCache.Stats cache = blockCache.stats();
+        List<Integer> windows = readAhead.windows();
+        return new StorageMetrics(sequencer.appendedBatches.sum(), sequencer.appendedBytes.sum(),
+                blockUploader.uploadedObjects.sum(), blockUploader.uploadedBytes.sum(), logCache.usedBytes(),
+                cache.bytesHeld() + cache.readAheadBytesHeld(), cache.hits(), cache.misses(), objects.requestCounts(),
+                objects.bytesOut(), objects.bytesIn(), objects.retries(), logCache.capacityBytes(),
+                cache.capacityBytes(), readPath.fetchesFromLogCache.sum(), readPath.fetchesFromObjects.sum(),
+                cache.evictions(), cache.mergedLoads(), cache.readAheadBytesHeld(), cache.readAheadHits(),
+                cache.readAheadBlocks(), cache.readAheadEvictedUnread(), windows.size(),
+                windows.stream().mapToLong(Integer::longValue).max().orElse(0),
+                windows.stream().mapToLong(Integer::longValue).sum(), catchUp.queued());
     }
 
     /** Refuses budgets that cannot fit in the JVM's direct memory: fail at startup, not with an OOM mid-replay. */
@@ -519,40 +349,19 @@ public final class StorageEngine implements StreamStorage {
         }
     }
 
-    ObjectFetcher fetcher() {
-        return fetcher;
+    /** The manifest (tests inspect it). */
+    MetadataStore metadataStore() {
+        return metadata;
     }
 
-    long nodeId() {
-        return config.nodeId();
-    }
-
-    long nodeEpoch() {
-        return nodeEpoch;
+    /** The object store (tests inspect and corrupt it). */
+    ObjectStorage objectStorage() {
+        return objects;
     }
 
     /** The compactor (also when background compaction is disabled: tests drive it with {@link Compactor#runNow()}). */
     public Compactor compactor() {
         return compactor;
-    }
-
-    @Override
-    public io.s3stream.KeyValues keyValues() {
-        return keyValues;
-    }
-
-    @Override
-    public StorageMetrics metrics() {
-        BlockCache.Stats cache = blockCache.stats();
-        java.util.List<Integer> windows = readAhead.windows();
-        return new StorageMetrics(appendedBatches.sum(), appendedBytes.sum(), uploader.uploadedObjects.sum(),
-                uploader.uploadedBytes.sum(), logCache.usedBytes(), cache.bytesHeld() + cache.readAheadBytesHeld(),
-                cache.hits(), cache.misses(), objects.requestCounts(), objects.bytesOut(), objects.bytesIn(), objects.retries(),
-                logCache.capacityBytes(), cache.capacityBytes(), fetchesFromLogCache.sum(), fetchesFromObjects.sum(),
-                cache.evictions(), cache.mergedLoads(), cache.readAheadBytesHeld(), cache.readAheadHits(),
-                cache.readAheadBlocks(), cache.readAheadEvictedUnread(), windows.size(),
-                windows.stream().mapToLong(Integer::longValue).max().orElse(0),
-                windows.stream().mapToLong(Integer::longValue).sum(), catchUp.queued());
     }
 
     // ---------------------------------------------------------------- shutdown
@@ -563,15 +372,11 @@ public final class StorageEngine implements StreamStorage {
             return;
         }
         closed = true;
+        sequencer.close();
         compactor.close();
         List<StreamHandle> open = new ArrayList<>(streams.values());
-        sequencer.lock();
-        try {
-            for (StreamHandle h : open) {
-                h.refuse(StreamHandle.closed(h.streamId()));
-            }
-        } finally {
-            sequencer.unlock();
+        for (StreamHandle h : open) {
+            sequencer.refuse(h, StreamHandle.closed(h.streamId()));
         }
         uploader.beginClose();
         try {
@@ -600,6 +405,7 @@ public final class StorageEngine implements StreamStorage {
      */
     public void haltForTesting() {
         closed = true;
+        sequencer.close();
         compactor.halt();
         uploader.halt();
         wal.close();
@@ -609,13 +415,32 @@ public final class StorageEngine implements StreamStorage {
         objects.close();
     }
 
-    private static RuntimeException unwrap(Throwable t) {
-        while (t instanceof CompletionException && t.getCause() != null) {
-            t = t.getCause();
+    /** {@link KeyValues} over the manifest's key-value space. */
+    private record ManifestKeyValues(MetadataStore metadata) implements KeyValues {
+        @Override
+        public CompletableFuture<java.util.Optional<byte[]>> get(String key) {
+            return metadata.getKv(key);
         }
-        if (t instanceof RuntimeException re) {
-            return re;
+
+        @Override
+        public CompletableFuture<Void> put(String key, byte[] value) {
+            return metadata.putKv(key, value);
         }
-        return new CompletionException(t);
+
+        @Override
+        public CompletableFuture<Void> delete(String key) {
+            return metadata.deleteKv(key);
+        }
+
+        @Override
+        public CompletableFuture<SortedMap<String, byte[]>> list(String prefix) {
+            return metadata.listKv(prefix);
+        }
+
+        @Override
+        public CompletableFuture<Boolean> compareAndSet(String key, byte[] expected, byte[] value) {
+            return metadata.compareAndSetKv(key, expected, value);
+        }
     }
+
 }

@@ -1,72 +1,56 @@
 package io.s3stream.internal.engine;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.s3stream.NodeFencedException;
 import io.s3stream.StorageIOException;
-import io.s3stream.internal.format.ObjectBuilder;
-import io.s3stream.internal.store.ObjectStorage;
-import io.s3stream.spi.CommitRequest;
-import io.s3stream.spi.MetadataStore;
-import io.s3stream.spi.ObjectKeys;
-import io.s3stream.spi.ObjectType;
-import io.s3stream.spi.StreamMetadata;
-import io.s3stream.spi.StreamRange;
-import io.s3stream.spi.StreamState;
-import io.s3stream.spi.WriteAheadLog;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongFunction;
 
 /**
- * The upload pipeline: seals log-cache blocks, turns each into objects, commits them to the manifest, then trims the
- * WAL. It owns one thread; everything it does happens there, one block at a time, so commits and WAL trims are in
- * order by construction.
+ * The upload pipeline: seals log-cache blocks, has each turned into committed objects ({@link BlockUploader}), then
+ * trims the WAL. It owns one thread; everything it does happens there, one block at a time, so commits and WAL trims
+ * are in order by construction.
  *
- * <h2>Per block</h2>
- * The block's runs are grouped by stream. A stream with at least {@code streamObjectThresholdBytes} becomes its own
- * stream object; the rest share one stream set object. Ids are prepared, objects are written (payload bytes are not
- * copied: the object is a composite over the cached buffers), and one {@link CommitRequest} makes them visible. Only
- * then is the WAL trimmed past the block's last record and the block made evictable.
+ * <h2>When</h2>
+ * A round starts when the active block reaches {@code uploadThresholdBytes} ({@link #onActiveSize}), when it is older
+ * than {@code uploadInterval} (a ticker), when an append waits for log-cache space ({@link #trigger}, wired straight
+ * from the log cache's pressure listener), and on {@link #uploadAll} (flush and close). Triggers coalesce.
  *
  * <h2>Failure</h2>
- * Object-store errors are retried below (in {@link ObjectStorage}); when a request still fails, the whole block is
+ * Object-store errors are retried below (in the object-store layer); when a request still fails, the whole block is
  * retried after a pause, forever: the data stays in the log cache and the WAL, and appends feel it as back-pressure.
- * A stream that was fenced or deleted meanwhile is dropped from the commit (its data stays out of the manifest, and the
- * prepared objects expire). A fenced node stops uploading and fails the engine.
+ * Streams fenced or deleted meanwhile are reported to the {@link Listener} and left out. A fenced node stops uploading
+ * and tells the listener. While closing, a block that keeps failing is given up after a few attempts and nothing is
+ * trimmed from then on: its records stay in the WAL for the next start.
  */
 final class Uploader implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Uploader.class.getName());
-    private static final Duration PREPARED_TTL = Duration.ofHours(1);
-    private static final long RETRY_PAUSE_MS = 200;
-    /** Part size of multipart uploads: large enough for throughput, small enough to send several at once. */
-    static final int PART_SIZE_BYTES = 8 * 1024 * 1024;
+    /** How long {@link #uploadAll} waits for the WAL segment in progress to end before sealing inside it. */
+    private static final long SEGMENT_WAIT_NANOS = TimeUnit.SECONDS.toNanos(2);
 
-    private final StorageEngine engine;
+    /** What the pipeline reports to the engine. */
+    interface Listener {
+        /** The manifest has a newer instance of this node: the engine must stop. */
+        void nodeFenced(NodeFencedException e);
+
+        /** These streams were fenced or deleted in the manifest before their data could be committed. */
+        void streamsLost(Set<Long> streamIds);
+    }
+
     private final LogCache logCache;
-    private final ObjectStorage objects;
-    private final MetadataStore metadata;
-    private final WriteAheadLog wal;
-    private final ByteBufAllocator alloc;
+    private final BlockUploader blocks;
+    private final LongFunction<CompletableFuture<Void>> walTrim;
+    private final Listener listener;
     private final long uploadThresholdBytes;
     private final long uploadIntervalNanos;
-    private final long streamObjectThresholdBytes;
-    private final int blockSizeBytes;
-    private final long multipartThresholdBytes;
     private final ExecutorService thread;
     private final ScheduledExecutorService ticker;
     private final AtomicBoolean triggered = new AtomicBoolean();
@@ -80,27 +64,19 @@ final class Uploader implements AutoCloseable {
     /**
      * False while the engine recovers: recovery uploads recovered blocks itself, in order, on its own thread, and only
      * then trims the WAL. A round on the uploader thread meanwhile (the age ticker, cache pressure) would seal recovered
-     * data behind recovery's back: commits out of order, a WAL trim before {@code recover()} returned, and recovery
-     * trimming past a block whose commit a newly opened epoch then fences, losing acknowledged appends.
+     * data behind recovery's back: commits out of order, a WAL trim before recovery returned, and recovery trimming
+     * past a block whose commit a newly opened epoch then fences, losing acknowledged appends.
      */
     private volatile boolean started;
-    final LongAdder uploadedObjects = new LongAdder();
-    final LongAdder uploadedBytes = new LongAdder();
 
-    Uploader(StorageEngine engine, LogCache logCache, ObjectStorage objects, MetadataStore metadata, WriteAheadLog wal,
-             ByteBufAllocator alloc, long uploadThresholdBytes, Duration uploadInterval,
-             long streamObjectThresholdBytes, int blockSizeBytes, long multipartThresholdBytes) {
-        this.engine = engine;
+    Uploader(LogCache logCache, BlockUploader blocks, LongFunction<CompletableFuture<Void>> walTrim, Listener listener,
+             long uploadThresholdBytes, Duration uploadInterval) {
         this.logCache = logCache;
-        this.objects = objects;
-        this.metadata = metadata;
-        this.wal = wal;
-        this.alloc = alloc;
+        this.blocks = blocks;
+        this.walTrim = walTrim;
+        this.listener = listener;
         this.uploadThresholdBytes = uploadThresholdBytes;
         this.uploadIntervalNanos = uploadInterval.toNanos();
-        this.streamObjectThresholdBytes = streamObjectThresholdBytes;
-        this.blockSizeBytes = blockSizeBytes;
-        this.multipartThresholdBytes = multipartThresholdBytes;
         this.thread = Executors.newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name("s3stream-uploader").unstarted(r));
         this.ticker = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("s3stream-upload-ticker").unstarted(r));
         long tick = Math.max(10, Math.min(1000, uploadInterval.toMillis() / 4));
@@ -117,7 +93,7 @@ final class Uploader implements AutoCloseable {
         if (started && !closing && triggered.compareAndSet(false, true)) {
             try {
                 thread.execute(this::uploadRound);
-            } catch (java.util.concurrent.RejectedExecutionException e) {
+            } catch (RejectedExecutionException e) {
                 triggered.set(false);
             }
         }
@@ -138,8 +114,17 @@ final class Uploader implements AutoCloseable {
 
     private void uploadRound() {
         triggered.set(false);
+        uploadSealed();
         LogCache.Block block = logCache.sealActive();
         if (block != null) {
+            uploadWithRetry(block, true);
+        }
+    }
+
+    /** Uploads blocks that inserts sealed at a segment boundary. */
+    private void uploadSealed() {
+        LogCache.Block block;
+        while ((block = logCache.pollSealed()) != null) {
             uploadWithRetry(block, true);
         }
     }
@@ -150,27 +135,33 @@ final class Uploader implements AutoCloseable {
         try {
             thread.execute(() -> {
                 try {
+                    uploadSealed();
                     LogCache.Block block = logCache.sealActive();
+                    long deadline = System.nanoTime() + SEGMENT_WAIT_NANOS;
+                    while (block == null && logCache.sealPending()) {
+                        // The WAL segment in progress completes as a whole, so its last batches arrive at once.
+                        LogCache.Block sealed = logCache.pollSealed();
+                        if (sealed != null) {
+                            block = sealed;
+                        } else if (System.nanoTime() >= deadline) {
+                            block = logCache.sealActive(true);
+                        } else {
+                            Thread.sleep(1);
+                        }
+                    }
                     if (block != null) {
                         uploadWithRetry(block, true);
                     }
+                    uploadSealed();
                     done.complete(null);
                 } catch (Throwable t) {
                     done.completeExceptionally(t);
                 }
             });
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             done.completeExceptionally(new StorageIOException("the uploader is stopped", e));
         }
         return done;
-    }
-
-    /** Recovery: seals and uploads the active block on the caller's thread, without trimming the WAL. */
-    void uploadActiveForRecovery() {
-        LogCache.Block block = logCache.sealActive();
-        if (block != null) {
-            uploadWithRetry(block, false);
-        }
     }
 
     private void uploadWithRetry(LogCache.Block block, boolean trimWal) {
@@ -178,153 +169,27 @@ final class Uploader implements AutoCloseable {
             throw new StorageIOException("an earlier log cache block could not be uploaded while closing; block "
                     + block.id + " stays in the WAL too and is recovered at the next start", null);
         }
-        int attempt = 0;
-        while (true) {
-            try {
-                upload(block);
-                logCache.noteUploadProblem(null);
-                break;
-            } catch (NodeFencedException e) {
-                engine.fail(e);
-                throw e;
-            } catch (RuntimeException e) {
-                attempt++;
-                Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+        try {
+            BlockUploader.Outcome outcome = blocks.uploadRetrying(block, (attempts, cause) -> {
                 logCache.noteUploadProblem(cause.getMessage());
-                if (closing && attempt >= 3) {
-                    abandoned = true;
-                    throw new StorageIOException("upload of log cache block " + block.id + " failed " + attempt
-                            + " times while closing; its data stays in the WAL and is recovered at the next start", e);
-                }
-                LOG.log(System.Logger.Level.WARNING, "upload of log cache block " + block.id + " failed (attempt "
-                        + attempt + "), retrying: " + e);
-                try {
-                    Thread.sleep(Math.min(5_000, RETRY_PAUSE_MS * attempt));
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    throw new StorageIOException("upload interrupted", ie);
-                }
+                return closing && attempts >= 3;
+            });
+            logCache.noteUploadProblem(null);
+            if (!outcome.lostStreams().isEmpty()) {
+                listener.streamsLost(outcome.lostStreams());
             }
+        } catch (NodeFencedException e) {
+            listener.nodeFenced(e);
+            throw e;
+        } catch (RuntimeException e) {
+            abandoned = true;
+            throw new StorageIOException("upload of log cache block " + block.id + " failed repeatedly while "
+                    + "closing; its data stays in the WAL and is recovered at the next start", e);
         }
         if (trimWal && block.walNextPosition >= 0) {
-            wal.trim(block.walNextPosition).join();
+            walTrim.apply(block.walNextPosition).join();
         }
         logCache.markUploaded(block);
-    }
-
-    private void upload(LogCache.Block block) {
-        List<LogCache.Run> runs = block.runsInOrder();
-        Map<Long, Long> bytesByStream = new LinkedHashMap<>();
-        for (LogCache.Run run : runs) {
-            bytesByStream.merge(run.streamId, run.bytes, Long::sum);
-        }
-        Set<Long> excluded = new HashSet<>();
-        while (true) {
-            List<LogCache.Run> live = runs.stream().filter(r -> !excluded.contains(r.streamId)).toList();
-            if (live.isEmpty()) {
-                return;
-            }
-            List<List<LogCache.Run>> groups = new ArrayList<>();
-            List<LogCache.Run> setRuns = new ArrayList<>();
-            List<ObjectType> types = new ArrayList<>();
-            long currentStream = -1;
-            for (LogCache.Run run : live) {
-                if (bytesByStream.get(run.streamId) >= streamObjectThresholdBytes) {
-                    if (run.streamId != currentStream) {
-                        groups.add(new ArrayList<>());
-                        types.add(ObjectType.STREAM);
-                        currentStream = run.streamId;
-                    }
-                    groups.getLast().add(run);
-                } else {
-                    setRuns.add(run);
-                }
-            }
-            if (!setRuns.isEmpty()) {
-                groups.add(setRuns);
-                types.add(ObjectType.STREAM_SET);
-            }
-            long firstId = metadata.prepareObjects(groups.size(), PREPARED_TTL).join();
-            List<CommitRequest.NewObject> newObjects = new ArrayList<>();
-            for (int i = 0; i < groups.size(); i++) {
-                long objectId = firstId + i;
-                newObjects.add(writeObject(objectId, types.get(i), groups.get(i)));
-            }
-            try {
-                metadata.commitObjects(new CommitRequest(engine.nodeId(), engine.nodeEpoch(), newObjects, List.of())).join();
-                for (CommitRequest.NewObject o : newObjects) {
-                    uploadedObjects.increment();
-                    uploadedBytes.add(o.sizeBytes());
-                }
-                return;
-            } catch (CompletionException e) {
-                Throwable cause = e.getCause() != null ? e.getCause() : e;
-                if (cause instanceof NodeFencedException nfe) {
-                    throw nfe;
-                }
-                Set<Long> dead = streamsThatCannotCommit(live);
-                if (dead.isEmpty()) {
-                    throw e;
-                }
-                LOG.log(System.Logger.Level.WARNING, "streams " + dead + " were fenced or deleted before their data "
-                        + "was committed; leaving it out of the upload: " + cause.getMessage());
-                excluded.addAll(dead);
-                dead.forEach(engine::streamLostOwnership);
-            }
-        }
-    }
-
-    /** Streams of the request that moved on (deleted, newer epoch, or end offset no longer matching). */
-    private Set<Long> streamsThatCannotCommit(List<LogCache.Run> runs) {
-        Set<Long> dead = new HashSet<>();
-        Map<Long, LogCache.Run> firstRun = new LinkedHashMap<>();
-        for (LogCache.Run run : runs) {
-            firstRun.putIfAbsent(run.streamId, run);
-        }
-        for (Map.Entry<Long, LogCache.Run> e : firstRun.entrySet()) {
-            Optional<StreamMetadata> meta = metadata.getStream(e.getKey()).join();
-            LogCache.Run run = e.getValue();
-            if (meta.isEmpty() || meta.get().state() == StreamState.DELETED || meta.get().epoch() > run.epoch
-                    || meta.get().endOffset() != run.startOffset) {
-                dead.add(e.getKey());
-            }
-        }
-        return dead;
-    }
-
-    private CommitRequest.NewObject writeObject(long objectId, ObjectType type, List<LogCache.Run> runs) {
-        List<StreamRange> ranges = new ArrayList<>();
-        ByteBuf object;
-        try (ObjectBuilder builder = new ObjectBuilder(alloc, blockSizeBytes)) {
-            for (LogCache.Run run : runs) {
-                for (CachedBatch b : run.batches) {
-                    // The uploader thread is the only user of a cached record's internal NIO view.
-                    builder.add(b.streamId, b.baseOffset, b.count, b.record,
-                            b.record.readerIndex() + WalRecordFormat.HEADER_SIZE, b.payloadBytes(), true);
-                }
-                StreamRange last = ranges.isEmpty() ? null : ranges.getLast();
-                if (last != null && last.streamId() == run.streamId && last.endOffset() == run.startOffset
-                        && last.epoch() == run.epoch) {
-                    ranges.set(ranges.size() - 1, new StreamRange(run.streamId, run.epoch, last.startOffset(), run.endOffset));
-                } else {
-                    ranges.add(new StreamRange(run.streamId, run.epoch, run.startOffset, run.endOffset));
-                }
-            }
-            object = builder.build();
-        }
-        long size = object.readableBytes();
-        try {
-            String key = ObjectKeys.dataKey(objectId);
-            if (size > multipartThresholdBytes) {
-                // Parts go out concurrently; a failed upload is aborted and the whole object retried by the caller.
-                objects.putMultipart(key, object, PART_SIZE_BYTES, ObjectStorage.Priority.UPLOAD).join();
-            } else {
-                objects.put(key, object, ObjectStorage.Priority.UPLOAD).join();
-            }
-        } finally {
-            object.release();
-        }
-        return new CommitRequest.NewObject(objectId, type, size, ranges);
     }
 
     /**
@@ -361,9 +226,5 @@ final class Uploader implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    boolean isClosing() {
-        return closing;
     }
 }

@@ -4,12 +4,14 @@ import io.s3stream.CorruptDataException;
 import io.s3stream.internal.metadata.InMemoryManifest;
 import io.s3stream.internal.metadata.ManifestOp;
 import io.s3stream.spi.CommitRequest;
+import io.s3stream.spi.ObjectKeys;
 import io.s3stream.spi.ObjectMetadata;
 import io.s3stream.spi.ObjectState;
 import io.s3stream.spi.ObjectType;
 import io.s3stream.spi.StreamMetadata;
 import io.s3stream.spi.StreamRange;
 import io.s3stream.spi.StreamState;
+import io.s3stream.spi.WalContext;
 
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
@@ -32,7 +34,7 @@ import java.util.zip.CRC32C;
  *  +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
  *  |                     magic 0x53334D46 "S3MF"                   |  0
  *  +-------------------------------+-------------------------------+
- *  |          version (1)          |   kind (1 entry, 2 checkpoint)|  4
+ *  |        version (1 or 2)       |   kind (1 entry, 2 checkpoint)|  4
  *  +-------------------------------+-------------------------------+
  *  |                body length in bytes (after offset 16)         |  8
  *  +---------------------------------------------------------------+
@@ -51,10 +53,16 @@ import java.util.zip.CRC32C;
  *
  * <b>Entry payload</b>: operation count (int), then each operation as a type byte ({@code T_*} below) followed by its
  * fields in record order. <b>Checkpoint payload</b>: next stream id, next object id (longs); node count, then
- * (node id, node epoch); stream count, then (id, epoch, start, end, state byte, owner, tag count, tags);
- * object count, then (id, state byte, expired byte, deadline seconds and nanos, type byte, size, node id,
- * committed-at ms, range count, ranges as (stream id, epoch, start, end)); key count, then (key, value).
+ * (node id, node epoch, <i>v2:</i> WAL committed position); stream count, then (id, epoch, start, end, state byte,
+ * owner, tag count, tags); object count, then (id, state byte, expired byte, deadline seconds and nanos, type byte,
+ * size, node id, committed-at ms, range count, ranges as (stream id, epoch, start, end), <i>v2:</i> key as a byte
+ * array, null for the id's data key); key count, then (key, value).
  * Strings are an int length and UTF-8 bytes; byte arrays an int length ({@code -1} for null) and the bytes.
+ *
+ * <p>Versions: this build writes version 2 and reads 1 and 2. Version 2 added adopted objects (their own keys) and the
+ * nodes' WAL committed positions: the checkpoint fields marked above and the entry operation
+ * {@code T_COMMIT_OBJECTS_V2} (node id, node epoch, WAL position, objects as (id, type, size, key, ranges), compacted
+ * ids); version 1's {@code T_COMMIT_OBJECTS} is still read.
  *
  * <p>The sequence number in the body must equal the one in the object's key, so an object copied or renamed to the
  * wrong key is caught. Anything that does not decode exactly (magic, version, kind, length, CRC, unknown tags,
@@ -63,7 +71,8 @@ import java.util.zip.CRC32C;
 final class ManifestFormat {
 
     static final int MAGIC = 0x53334D46;
-    static final short VERSION = 1;
+    static final short VERSION = 2;
+    static final short OLDEST_READABLE_VERSION = 1;
     static final short KIND_ENTRY = 1;
     static final short KIND_CHECKPOINT = 2;
 
@@ -92,6 +101,7 @@ final class ManifestFormat {
     private static final byte T_PUT_KV = 10;
     private static final byte T_DELETE_KV = 11;
     private static final byte T_CAS_KV = 12;
+    private static final byte T_COMMIT_OBJECTS_V2 = 13;
 
     private ManifestFormat() {
     }
@@ -126,8 +136,9 @@ final class ManifestFormat {
         out.ensure(20);
         out.buf.putLong(s.nextStreamId()).putLong(s.nextObjectId()).putInt(s.nodeEpochs().size());
         for (Map.Entry<Long, Long> n : s.nodeEpochs().entrySet()) {
-            out.ensure(16);
-            out.buf.putLong(n.getKey()).putLong(n.getValue());
+            out.ensure(24);
+            out.buf.putLong(n.getKey()).putLong(n.getValue())
+                    .putLong(s.walPositions().getOrDefault(n.getKey(), WalContext.NO_POSITION));
         }
         out.ensure(4);
         out.buf.putInt(s.streams().size());
@@ -147,6 +158,8 @@ final class ManifestFormat {
                     .put((byte) m.type().ordinal()).putLong(m.sizeBytes()).putLong(m.nodeId())
                     .putLong(m.committedAtMs());
             writeRanges(out, m.ranges());
+            out.bytes(m.key().equals(ObjectKeys.dataKey(m.objectId())) ? null
+                    : m.key().getBytes(StandardCharsets.UTF_8));
         }
         out.ensure(4);
         out.buf.putInt(s.kv().size());
@@ -176,10 +189,12 @@ final class ManifestFormat {
             case ManifestOp.PrepareObjects o -> b.put(T_PREPARE_OBJECTS).putInt(o.count()).putLong(o.timeToLiveNanos());
             case ManifestOp.CommitObjects o -> {
                 CommitRequest r = o.request();
-                b.put(T_COMMIT_OBJECTS).putLong(r.nodeId()).putLong(r.nodeEpoch()).putInt(r.objects().size());
+                b.put(T_COMMIT_OBJECTS_V2).putLong(r.nodeId()).putLong(r.nodeEpoch()).putLong(r.walPosition())
+                        .putInt(r.objects().size());
                 for (CommitRequest.NewObject n : r.objects()) {
-                    out.ensure(21);
+                    out.ensure(17);
                     out.buf.putLong(n.objectId()).put((byte) n.type().ordinal()).putLong(n.sizeBytes());
+                    out.bytes(n.key() == null ? null : n.key().getBytes(StandardCharsets.UTF_8));
                     writeRanges(out, n.ranges());
                 }
                 writeLongs(out, r.compactedObjectIds());
@@ -318,11 +333,18 @@ final class ManifestFormat {
             long seq = b.getLong(SEQ_OFFSET);
             Instant time = Instant.ofEpochSecond(b.getLong(TIME_SECONDS_OFFSET), b.getInt(TIME_NANOS_OFFSET));
             b.position(PAYLOAD_OFFSET);
+            boolean v2 = b.getShort(VERSION_OFFSET) >= 2;
             long nextStreamId = b.getLong();
             long nextObjectId = b.getLong();
             TreeMap<Long, Long> nodes = new TreeMap<>();
-            for (int i = count(b, 16); i > 0; i--) {
-                nodes.put(b.getLong(), b.getLong());
+            TreeMap<Long, Long> walPositions = new TreeMap<>();
+            for (int i = count(b, v2 ? 24 : 16); i > 0; i--) {
+                long nodeId = b.getLong();
+                nodes.put(nodeId, b.getLong());
+                long walPosition = v2 ? b.getLong() : WalContext.NO_POSITION;
+                if (walPosition != WalContext.NO_POSITION) {
+                    walPositions.put(nodeId, walPosition);
+                }
             }
             int streamCount = count(b, 45);
             List<StreamMetadata> streams = new ArrayList<>(streamCount);
@@ -341,16 +363,18 @@ final class ManifestFormat {
                 long size = b.getLong();
                 long nodeId = b.getLong();
                 long committedAtMs = b.getLong();
-                objects.add(new InMemoryManifest.ObjectSnapshot(
-                        new ObjectMetadata(id, type, size, readRanges(b), nodeId, committedAtMs, state), deadline, expired));
+                List<StreamRange> ranges = readRanges(b);
+                String objectKey = v2 ? readNullableString(b) : null;
+                objects.add(new InMemoryManifest.ObjectSnapshot(new ObjectMetadata(id, type, size, ranges, nodeId,
+                        committedAtMs, state, objectKey), deadline, expired));
             }
             TreeMap<String, byte[]> kv = new TreeMap<>();
             for (int i = count(b, 8); i > 0; i--) {
                 kv.put(readString(b), readBytes(b));
             }
             end(b, key);
-            return new Checkpoint(seq, time, new InMemoryManifest.Snapshot(nextStreamId, nextObjectId, nodes, streams,
-                    objects, kv));
+            return new Checkpoint(seq, time, new InMemoryManifest.Snapshot(nextStreamId, nextObjectId, nodes,
+                    walPositions, streams, objects, kv));
         } catch (BufferUnderflowException | IllegalArgumentException | NullPointerException
                  | java.time.DateTimeException e) {
             throw new CorruptDataException("manifest checkpoint " + key + " does not decode: " + e, e);
@@ -387,9 +411,10 @@ final class ManifestFormat {
             throw new CorruptDataException("manifest object " + key + " has bad magic 0x"
                     + Integer.toHexString(b.getInt(MAGIC_OFFSET)) + ": it is not a manifest object or is corrupt");
         }
-        if (b.getShort(VERSION_OFFSET) != VERSION) {
-            throw new CorruptDataException("manifest object " + key + " has unknown format version "
-                    + b.getShort(VERSION_OFFSET) + " (this build reads version " + VERSION + ")");
+        short version = b.getShort(VERSION_OFFSET);
+        if (version < OLDEST_READABLE_VERSION || version > VERSION) {
+            throw new CorruptDataException("manifest object " + key + " has unknown format version " + version
+                    + " (this build reads versions " + OLDEST_READABLE_VERSION + " to " + VERSION + ")");
         }
         if (!prefixOnly && b.getInt(LENGTH_OFFSET) != available - HEADER_BYTES) {
             throw new CorruptDataException("manifest object " + key + " is truncated or padded: its header says "
@@ -419,6 +444,22 @@ final class ManifestFormat {
                     objects.add(new CommitRequest.NewObject(id, t, size, readRanges(b)));
                 }
                 yield new ManifestOp.CommitObjects(new CommitRequest(nodeId, nodeEpoch, objects, readLongs(b)));
+            }
+            case T_COMMIT_OBJECTS_V2 -> {
+                long nodeId = b.getLong();
+                long nodeEpoch = b.getLong();
+                long walPosition = b.getLong();
+                int n = count(b, 25);
+                List<CommitRequest.NewObject> objects = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    long id = b.getLong();
+                    ObjectType t = enumOf(ObjectType.values(), b.get(), "object type");
+                    long size = b.getLong();
+                    String objectKey = readNullableString(b);
+                    objects.add(new CommitRequest.NewObject(id, t, size, readRanges(b), objectKey));
+                }
+                yield new ManifestOp.CommitObjects(new CommitRequest(nodeId, nodeEpoch, objects, readLongs(b),
+                        walPosition));
             }
             case T_OBJECTS_DELETED -> new ManifestOp.ObjectsDeleted(readLongs(b));
             case T_PUT_KV -> new ManifestOp.PutKv(readString(b), readBytes(b));
@@ -462,6 +503,11 @@ final class ManifestFormat {
             throw new IllegalArgumentException("null string at byte " + b.position());
         }
         return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    private static String readNullableString(ByteBuffer b) {
+        byte[] bytes = readBytes(b);
+        return bytes == null ? null : new String(bytes, StandardCharsets.UTF_8);
     }
 
     private static byte[] readBytes(ByteBuffer b) {

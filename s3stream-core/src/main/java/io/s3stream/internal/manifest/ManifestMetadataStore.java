@@ -10,6 +10,7 @@ import io.s3stream.internal.metadata.InMemoryManifest;
 import io.s3stream.internal.metadata.ManifestOp;
 import io.s3stream.spi.CommitRequest;
 import io.s3stream.spi.MetadataStore;
+import io.s3stream.spi.NodeMetadata;
 import io.s3stream.spi.ObjectInfo;
 import io.s3stream.spi.ObjectMetadata;
 import io.s3stream.spi.ObjectNotFoundException;
@@ -785,6 +786,16 @@ public final class ManifestMetadataStore implements MetadataStore {
     @Override
     public CompletableFuture<Optional<StreamMetadata>> getStream(long streamId) {
         return read(() -> view.getStream(streamId));
+    }
+
+    @Override
+    public CompletableFuture<Optional<NodeMetadata>> getNode(long nodeId) {
+        return read(() -> view.getNode(nodeId));
+    }
+
+    @Override
+    public CompletableFuture<List<NodeMetadata>> listNodes() {
+        return read(() -> view.listNodes());
     }
 
     @Override

@@ -6,12 +6,15 @@ import io.s3stream.StreamNotFoundException;
 import io.s3stream.StreamOptions;
 import io.s3stream.spi.CommitRequest;
 import io.s3stream.spi.MetadataConflictException;
+import io.s3stream.spi.NodeMetadata;
+import io.s3stream.spi.ObjectKeys;
 import io.s3stream.spi.ObjectMetadata;
 import io.s3stream.spi.ObjectState;
 import io.s3stream.spi.ObjectType;
 import io.s3stream.spi.StreamMetadata;
 import io.s3stream.spi.StreamRange;
 import io.s3stream.spi.StreamState;
+import io.s3stream.spi.WalContext;
 
 import java.time.DateTimeException;
 import java.time.Duration;
@@ -70,8 +73,12 @@ public final class InMemoryManifest {
 
     private final InstantSource clock;
     private final Map<Long, Long> nodeEpochs = new HashMap<>();
+    /** Per node: every record of its WAL below this position is in committed objects. Absent: none recorded. */
+    private final Map<Long, Long> walPositions = new HashMap<>();
     private final TreeMap<Long, StreamEntry> streams = new TreeMap<>();
     private final TreeMap<Long, ObjectEntry> objects = new TreeMap<>();
+    /** Adopted objects by key, in every state: a key is adopted at most once, ever. */
+    private final Map<String, Long> adoptedKeys = new HashMap<>();
     private final PriorityQueue<ObjectEntry> preparedByDeadline =
             new PriorityQueue<>(Comparator.comparing((ObjectEntry e) -> e.deadline).thenComparingLong(e -> e.objectId));
     private final TreeMap<String, byte[]> kv = new TreeMap<>();
@@ -169,6 +176,21 @@ public final class InMemoryManifest {
             return null;
         }
         return nodeEpochs.merge(nodeId, 1L, Long::sum);
+    }
+
+    public synchronized Optional<NodeMetadata> getNode(long nodeId) {
+        Long epoch = nodeEpochs.get(nodeId);
+        return epoch == null ? Optional.empty() : Optional.of(nodeMetadata(nodeId, epoch));
+    }
+
+    public synchronized List<NodeMetadata> listNodes() {
+        List<NodeMetadata> out = new ArrayList<>(nodeEpochs.size());
+        new TreeMap<>(nodeEpochs).forEach((id, epoch) -> out.add(nodeMetadata(id, epoch)));
+        return out;
+    }
+
+    private NodeMetadata nodeMetadata(long nodeId, long epoch) {
+        return new NodeMetadata(nodeId, epoch, walPositions.getOrDefault(nodeId, WalContext.NO_POSITION));
     }
 
     private void checkNode(long nodeId, long nodeEpoch) {
@@ -403,18 +425,33 @@ public final class InMemoryManifest {
 
         // 1. Validate: every check happens before the first mutation.
         Set<Long> outputIds = new HashSet<>();
+        Set<String> keysInRequest = new HashSet<>();
         int streamSetObjects = 0;
         Map<Long, List<StreamRange>> outputsByStream = new TreeMap<>();
         for (CommitRequest.NewObject o : request.objects()) {
             Objects.requireNonNull(o, "object");
-            if (!outputIds.add(o.objectId())) {
-                throw new MetadataConflictException("object " + o.objectId() + " appears twice in one commit");
+            if (o.isAdopted()) {
+                if (compaction) {
+                    throw new MetadataConflictException("a compaction cannot adopt object " + o.key());
+                }
+                if (!keysInRequest.add(o.key())) {
+                    throw new MetadataConflictException("object " + o.key() + " appears twice in one commit");
+                }
+                Long existing = adoptedKeys.get(o.key());
+                if (existing != null) {
+                    throw new MetadataConflictException("object " + o.key() + " is already adopted as object "
+                            + existing + "; a key is adopted once (it would be deleted while still referenced)");
+                }
+            } else {
+                if (!outputIds.add(o.objectId())) {
+                    throw new MetadataConflictException("object " + o.objectId() + " appears twice in one commit");
+                }
+                checkPrepared(o.objectId());
+                if (o.type() == ObjectType.STREAM_SET) {
+                    streamSetObjects++;
+                }
             }
-            checkPrepared(o.objectId());
             checkShape(o);
-            if (o.type() == ObjectType.STREAM_SET) {
-                streamSetObjects++;
-            }
             for (StreamRange r : o.ranges()) {
                 outputsByStream.computeIfAbsent(r.streamId(), k -> new ArrayList<>()).add(r);
             }
@@ -428,8 +465,8 @@ public final class InMemoryManifest {
             validateCompaction(request, outputsByStream, inputs);
         } else {
             if (streamSetObjects > 1) {
-                throw new MetadataConflictException("an upload commits at most one stream set object, this one has "
-                        + streamSetObjects);
+                throw new MetadataConflictException("an upload commits at most one prepared stream set object, this "
+                        + "one has " + streamSetObjects);
             }
             validateUpload(outputsByStream, newEndOffsets);
         }
@@ -443,7 +480,15 @@ public final class InMemoryManifest {
         }
         long nowMs = now().toEpochMilli();
         for (CommitRequest.NewObject o : request.objects()) {
-            ObjectEntry e = objects.get(o.objectId());
+            ObjectEntry e;
+            if (o.isAdopted()) {
+                e = new ObjectEntry(nextObjectId++, Instant.EPOCH);
+                e.key = o.key();
+                objects.put(e.objectId, e);
+                adoptedKeys.put(e.key, e.objectId);
+            } else {
+                e = objects.get(o.objectId());
+            }
             e.type = o.type();
             e.sizeBytes = o.sizeBytes();
             e.ranges = o.ranges();
@@ -462,6 +507,9 @@ public final class InMemoryManifest {
             }
         }
         newEndOffsets.forEach((streamId, end) -> streams.get(streamId).endOffset = end);
+        if (!compaction && request.walPosition() != WalContext.NO_POSITION) {
+            walPositions.merge(request.nodeId(), request.walPosition(), Math::max);
+        }
     }
 
     private void checkPrepared(long objectId) {
@@ -489,7 +537,7 @@ public final class InMemoryManifest {
         if (o.sizeBytes() < 0) {
             throw new MetadataConflictException("object " + o.objectId() + " has negative size " + o.sizeBytes());
         }
-        if (o.ranges().isEmpty()) {
+        if (o.ranges().isEmpty() && !o.isAdopted()) {
             throw new MetadataConflictException("object " + o.objectId() + " holds no stream range");
         }
         if (o.type() == ObjectType.STREAM && o.ranges().size() != 1) {
@@ -779,7 +827,8 @@ public final class InMemoryManifest {
      * above the stream's start offset.
      */
     public record Snapshot(long nextStreamId, long nextObjectId, SortedMap<Long, Long> nodeEpochs,
-                           List<StreamMetadata> streams, List<ObjectSnapshot> objects, SortedMap<String, byte[]> kv) {
+                           SortedMap<Long, Long> walPositions, List<StreamMetadata> streams, List<ObjectSnapshot> objects,
+                           SortedMap<String, byte[]> kv) {
     }
 
     /** An object id in a {@link Snapshot}: its metadata, prepared deadline and whether it expired unused. */
@@ -796,7 +845,8 @@ public final class InMemoryManifest {
         for (ObjectEntry e : objects.values()) {
             o.add(new ObjectSnapshot(e.toMetadata(), e.deadline, e.expired));
         }
-        return new Snapshot(nextStreamId, nextObjectId, new TreeMap<>(nodeEpochs), s, o, new TreeMap<>(kv));
+        return new Snapshot(nextStreamId, nextObjectId, new TreeMap<>(nodeEpochs), new TreeMap<>(walPositions), s, o,
+                new TreeMap<>(kv));
     }
 
     /** A manifest holding {@code snapshot}'s state, with indexes rebuilt; {@code clock} as for the constructor. */
@@ -805,6 +855,7 @@ public final class InMemoryManifest {
         m.nextStreamId = snapshot.nextStreamId();
         m.nextObjectId = snapshot.nextObjectId();
         m.nodeEpochs.putAll(snapshot.nodeEpochs());
+        m.walPositions.putAll(snapshot.walPositions());
         for (StreamMetadata sm : snapshot.streams()) {
             StreamEntry s = new StreamEntry(sm.streamId(), sm.startOffset(), sm.tags());
             s.epoch = sm.epoch();
@@ -823,7 +874,11 @@ public final class InMemoryManifest {
             e.committedAtMs = om.committedAtMs();
             e.state = om.state();
             e.expired = os.expired();
+            e.key = om.key().equals(ObjectKeys.dataKey(om.objectId())) ? null : om.key();
             m.objects.put(e.objectId, e);
+            if (e.key != null) {
+                m.adoptedKeys.put(e.key, e.objectId);
+            }
             if (e.state == ObjectState.PREPARED) {
                 m.preparedByDeadline.add(e);
             } else if (e.state == ObjectState.COMMITTED) {
@@ -881,6 +936,8 @@ public final class InMemoryManifest {
         ObjectState state = ObjectState.PREPARED;
         boolean expired;
         int liveRanges;
+        /** The key of an adopted object; null for the id's data key. */
+        String key;
 
         ObjectEntry(long objectId, Instant deadline) {
             this.objectId = objectId;
@@ -888,7 +945,7 @@ public final class InMemoryManifest {
         }
 
         ObjectMetadata toMetadata() {
-            return new ObjectMetadata(objectId, type, sizeBytes, ranges, nodeId, committedAtMs, state);
+            return new ObjectMetadata(objectId, type, sizeBytes, ranges, nodeId, committedAtMs, state, key);
         }
 
         @Override

@@ -3,6 +3,7 @@ package io.s3stream.internal.metadata;
 import io.s3stream.StreamOptions;
 import io.s3stream.spi.CommitRequest;
 import io.s3stream.spi.MetadataStore;
+import io.s3stream.spi.NodeMetadata;
 import io.s3stream.spi.ObjectMetadata;
 import io.s3stream.spi.ObjectState;
 import io.s3stream.spi.StreamMetadata;
@@ -142,6 +143,16 @@ public final class InMemoryMetadataStore implements MetadataStore {
     @Override
     public CompletableFuture<Long> registerNode(long nodeId) {
         return call(() -> manifest.registerNode(nodeId));
+    }
+
+    @Override
+    public CompletableFuture<Optional<NodeMetadata>> getNode(long nodeId) {
+        return call(() -> manifest.getNode(nodeId));
+    }
+
+    @Override
+    public CompletableFuture<List<NodeMetadata>> listNodes() {
+        return call(manifest::listNodes);
     }
 
     @Override

@@ -120,13 +120,30 @@ public final class ObjectStorage implements AutoCloseable {
                 .thenRun(() -> bytesOut.add(size));
     }
 
-    public CompletableFuture<Boolean> putIfAbsent(String key, ByteBuf data) {
+    /**
+     * Creates {@code key} only if it is free, in <em>one</em> attempt (scheduled, timed out and counted like every
+     * request, but not retried). A conditional create cannot be retried blindly: after an attempt whose outcome is
+     * unclear (a timeout, a reset connection) a repeat that finds the key cannot tell whether this caller created it.
+     * Callers retry themselves and settle an unclear outcome by reading the key (the manifest and the object WAL compare
+     * it with their own bytes).
+     */
+    public CompletableFuture<Boolean> putIfAbsent(String key, ByteBuf data, Priority priority) {
         int size = data.readableBytes();
-        return withRetry(RequestKind.CREATE_IF_ABSENT, key, Priority.UPLOAD, () -> store.putIfAbsent(key, data.duplicate()))
+        return withRetry(RequestKind.CREATE_IF_ABSENT, key, priority, 1, () -> store.putIfAbsent(key, data.duplicate()))
                 .thenApply(created -> {
                     bytesOut.add(size);
                     return created;
                 });
+    }
+
+    /** A view of this storage as an {@link ObjectStore} whose requests all run at {@code priority}; closing it does not close this storage. */
+    public ObjectStore asObjectStore(Priority priority) {
+        return new ObjectStoreView(this, priority, false);
+    }
+
+    /** {@link #asObjectStore}, for a storage opened for the view's user alone: closing the view closes this storage. */
+    public ObjectStore asOwnedObjectStore(Priority priority) {
+        return new ObjectStoreView(this, priority, true);
     }
 
     /**
@@ -257,49 +274,83 @@ public final class ObjectStorage implements AutoCloseable {
     }
 
     public CompletableFuture<ByteBuf> get(String key) {
-        return withRetry(RequestKind.GET, key, Priority.TAIL_READ, () -> store.get(key).thenApply(buf -> {
+        return get(key, Priority.TAIL_READ);
+    }
+
+    public CompletableFuture<ByteBuf> get(String key, Priority priority) {
+        return withRetry(RequestKind.GET, key, priority, () -> store.get(key).thenApply(buf -> {
             bytesIn.add(buf.readableBytes());
             return buf;
         }));
     }
 
     public CompletableFuture<Optional<ObjectInfo>> head(String key) {
-        return withRetry(RequestKind.HEAD, key, Priority.TAIL_READ, () -> store.head(key));
+        return head(key, Priority.TAIL_READ);
+    }
+
+    public CompletableFuture<Optional<ObjectInfo>> head(String key, Priority priority) {
+        return withRetry(RequestKind.HEAD, key, priority, () -> store.head(key));
     }
 
     public CompletableFuture<List<ObjectInfo>> list(String prefix) {
-        return withRetry(RequestKind.LIST, prefix, Priority.COMPACTION, () -> store.list(prefix));
+        return list(prefix, Priority.COMPACTION);
+    }
+
+    public CompletableFuture<List<ObjectInfo>> list(String prefix, Priority priority) {
+        return withRetry(RequestKind.LIST, prefix, priority, () -> store.list(prefix));
     }
 
     public CompletableFuture<Void> delete(Collection<String> keys) {
+        return delete(keys, Priority.COMPACTION);
+    }
+
+    public CompletableFuture<Void> delete(Collection<String> keys, Priority priority) {
         if (keys.isEmpty()) {
             return CompletableFuture.completedFuture(null);
         }
-        return withRetry(RequestKind.DELETE, keys.size() + " keys", Priority.COMPACTION, () -> store.delete(keys));
+        return withRetry(RequestKind.DELETE, keys.size() + " keys", priority, () -> store.delete(keys));
     }
 
     /** Starts a multipart upload (retried); parts and completion go through {@link #uploadPart} and friends. */
     public CompletableFuture<ObjectStore.MultipartUpload> startMultipart(String key) {
-        return withRetry(RequestKind.CREATE_MULTIPART, key, Priority.COMPACTION, () -> store.startMultipart(key));
+        return startMultipart(key, Priority.COMPACTION);
+    }
+
+    public CompletableFuture<ObjectStore.MultipartUpload> startMultipart(String key, Priority priority) {
+        return withRetry(RequestKind.CREATE_MULTIPART, key, priority, () -> store.startMultipart(key));
     }
 
     /** Uploads one part of {@code upload} (retried); does not take ownership of {@code data}. */
     public CompletableFuture<Void> uploadPart(ObjectStore.MultipartUpload upload, int partNumber, ByteBuf data) {
+        return uploadPart(upload, partNumber, data, Priority.COMPACTION);
+    }
+
+    public CompletableFuture<Void> uploadPart(ObjectStore.MultipartUpload upload, int partNumber, ByteBuf data,
+                                              Priority priority) {
         int size = data.readableBytes();
-        return withRetry(RequestKind.PART, upload.key() + " part " + partNumber, Priority.COMPACTION,
+        return withRetry(RequestKind.PART, upload.key() + " part " + partNumber, priority,
                 () -> upload.uploadPart(partNumber, data.duplicate())).thenRun(() -> bytesOut.add(size));
     }
 
     /** Fills one part from a range of an existing object, server-side where the backend can (retried). */
     public CompletableFuture<Void> uploadPartCopy(ObjectStore.MultipartUpload upload, int partNumber, String sourceKey,
                                                   long position, long length) {
+        return uploadPartCopy(upload, partNumber, sourceKey, position, length, Priority.COMPACTION);
+    }
+
+    public CompletableFuture<Void> uploadPartCopy(ObjectStore.MultipartUpload upload, int partNumber, String sourceKey,
+                                                  long position, long length, Priority priority) {
         return withRetry(RequestKind.PART_COPY, upload.key() + " part " + partNumber + " from " + sourceKey,
-                Priority.COMPACTION, () -> upload.uploadPartCopy(partNumber, sourceKey, position, length));
+                priority, () -> upload.uploadPartCopy(partNumber, sourceKey, position, length));
     }
 
     /** Completes a multipart upload (retried). */
     public CompletableFuture<Void> completeMultipart(ObjectStore.MultipartUpload upload) {
-        return withRetry(RequestKind.COMPLETE, upload.key(), Priority.COMPACTION, upload::complete);
+        return completeMultipart(upload, Priority.COMPACTION);
+    }
+
+    public CompletableFuture<Void> completeMultipart(ObjectStore.MultipartUpload upload, Priority priority) {
+        return withRetry(RequestKind.COMPLETE, upload.key(), priority, upload::complete);
     }
 
     /** Aborts a multipart upload, once, ignoring failures (the parts are garbage either way). */
@@ -376,13 +427,18 @@ public final class ObjectStorage implements AutoCloseable {
 
     private <T> CompletableFuture<T> withRetry(RequestKind kind, String key, Priority priority,
                                                Supplier<CompletableFuture<T>> request) {
+        return withRetry(kind, key, priority, retry.maxAttempts(), request);
+    }
+
+    private <T> CompletableFuture<T> withRetry(RequestKind kind, String key, Priority priority, int maxAttempts,
+                                               Supplier<CompletableFuture<T>> request) {
         CompletableFuture<T> result = new CompletableFuture<>();
-        attempt(kind, key, priority, request, 1, result);
+        attempt(kind, key, priority, request, 1, maxAttempts, result);
         return result;
     }
 
     private <T> void attempt(RequestKind kind, String key, Priority priority, Supplier<CompletableFuture<T>> request,
-                             int attempt, CompletableFuture<T> result) {
+                             int attempt, int maxAttempts, CompletableFuture<T> result) {
         scheduler.submit(priority, () -> {
             requests.get(kind).increment();
             CompletableFuture<T> f;
@@ -405,7 +461,11 @@ public final class ObjectStorage implements AutoCloseable {
                 result.completeExceptionally(cause);
                 return;
             }
-            if (attempt >= retry.maxAttempts()) {
+            if (attempt >= maxAttempts) {
+                if (maxAttempts == 1) {
+                    result.completeExceptionally(cause); // the caller retries (conditional creates)
+                    return;
+                }
                 result.completeExceptionally(new StorageIOException(store.description() + ": " + kind + " " + key
                         + " failed after " + attempt + " attempts; last error: " + describe(cause), cause, true));
                 return;
@@ -426,7 +486,7 @@ public final class ObjectStorage implements AutoCloseable {
             long cap = Math.min(retry.maxBackoff().toMillis(), retry.baseBackoff().toMillis() << Math.min(20, attempt - 1));
             long delay = ThreadLocalRandom.current().nextLong(cap + 1); // full jitter
             try {
-                timer.schedule(() -> attempt(kind, key, priority, request, attempt + 1, result), delay,
+                timer.schedule(() -> attempt(kind, key, priority, request, attempt + 1, maxAttempts, result), delay,
                         TimeUnit.MILLISECONDS);
             } catch (java.util.concurrent.RejectedExecutionException e) {
                 result.completeExceptionally(new StorageIOException(store.description() + ": closed", cause, true));
@@ -545,6 +605,8 @@ public final class ObjectStorage implements AutoCloseable {
      * share of the slots so that they never hold every slot an upload needs.
      */
     public enum Priority {
+        /** Writes of a WAL kept in object storage: appends wait on each one. */
+        WAL(1.0),
         /** Uploads of the log cache: the WAL and appends wait on them. */
         UPLOAD(1.0),
         /** Compaction and deletion: background, but they bound the object count. */

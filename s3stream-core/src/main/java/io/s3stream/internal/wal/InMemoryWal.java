@@ -3,10 +3,10 @@ package io.s3stream.internal.wal;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.s3stream.InvalidConfigException;
+import io.s3stream.NodeFencedException;
 import io.s3stream.OverCapacityException;
 import io.s3stream.StorageIOException;
 import io.s3stream.StreamClosedException;
-import io.s3stream.StreamFencedException;
 import io.s3stream.spi.WalAppendResult;
 import io.s3stream.spi.WalContext;
 import io.s3stream.spi.WriteAheadLog;
@@ -25,10 +25,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * A write-ahead log kept in memory: the reference implementation of the {@link WriteAheadLog} contract and the WAL
  * of unit tests. Not durable across processes.
  *
- * <p>Design note: the records live in a {@link Log} that is shared by name across the JVM ({@code mem://name}), so a
- * test can abandon an engine (a simulated crash), open a new one on the same name and watch it recover. Each opened
- * handle is one owner; a handle whose owner epoch was superseded is fenced. Completion is asynchronous, on one
- * committer thread per handle, in position order, like a real group-committing WAL.
+ * <p>Design note: the records live in a {@link Log} that is shared across the JVM by name and node id
+ * ({@code mem://name} holds one log per node, as a directory on a shared file system would), so a test can abandon an
+ * engine (a simulated crash), open a new one on the same name and watch it recover, and another engine can take the
+ * log over ({@link WalContext#takeover()}). Each opened handle is one owner; a handle whose owner epoch was superseded
+ * is fenced with {@link NodeFencedException}: appends made before the new owner's recovery are delivered to it, later
+ * ones are refused. Completion is asynchronous, on one committer thread per handle, in position order, like a real
+ * group-committing WAL.
  *
  * <p>Records are not copied: the log keeps a retained slice of the appender's buffer (the engine never modifies a
  * record after appending it), so the WAL adds almost nothing to heap-allocation measurements of the engine.
@@ -41,7 +44,8 @@ public final class InMemoryWal implements WriteAheadLog {
     /** Bytes a record occupies beyond its payload, mimicking a real record header. */
     public static final int RECORD_OVERHEAD_BYTES = 24;
 
-    private static final ConcurrentHashMap<String, Log> LOGS = new ConcurrentHashMap<>();
+    /** Logs by name, then by node id. */
+    private static final ConcurrentHashMap<String, ConcurrentHashMap<Long, Log>> LOGS = new ConcurrentHashMap<>();
 
     private final String name;
     private final Log log;
@@ -60,12 +64,17 @@ public final class InMemoryWal implements WriteAheadLog {
         this.committer = Thread.ofPlatform().daemon().name("mem-wal-committer-" + name).unstarted(this::commitLoop);
     }
 
-    /** Opens (creating if needed) the named log with the given capacity. */
+    /**
+     * Opens (creating if needed) the context's node's log under {@code name} with the given capacity; for a takeover, a
+     * log that does not exist is not created (recovery then finds nothing).
+     */
     public static InMemoryWal open(String name, long capacityBytes, WalContext context) {
         if (capacityBytes < 64 * 1024) {
             throw new InvalidConfigException("mem WAL capacity must be >= 64 KiB, was " + capacityBytes);
         }
-        Log log = LOGS.computeIfAbsent(name, n -> new Log(capacityBytes));
+        ConcurrentHashMap<Long, Log> nodes = LOGS.computeIfAbsent(name, n -> new ConcurrentHashMap<>());
+        Log log = context.takeover() ? nodes.getOrDefault(context.nodeId(), new Log(capacityBytes))
+                : nodes.computeIfAbsent(context.nodeId(), n -> new Log(capacityBytes));
         if (log.capacityBytes != capacityBytes) {
             throw new InvalidConfigException("mem WAL '" + name + "' exists with capacity " + log.capacityBytes
                     + " bytes; it cannot be reopened with " + capacityBytes);
@@ -73,10 +82,10 @@ public final class InMemoryWal implements WriteAheadLog {
         return new InMemoryWal(name, log, context);
     }
 
-    /** Forgets a named log and frees its records (test isolation). */
+    /** Forgets the logs of every node under {@code name} and frees their records (test isolation). */
     public static void clear(String name) {
-        Log log = LOGS.remove(name);
-        if (log != null) {
+        ConcurrentHashMap<Long, Log> nodes = LOGS.remove(name);
+        for (Log log : nodes == null ? List.<Log>of() : nodes.values()) {
             log.lock.lock();
             try {
                 log.records.forEach(r -> r.data.release());
@@ -88,19 +97,21 @@ public final class InMemoryWal implements WriteAheadLog {
     }
 
     /**
-     * Fault injection: after the next {@code appends} appends to the named log, the next append fails with an IO error
-     * that fences the handle, as a failing device would.
+     * Fault injection: after the next {@code appends} appends to the logs under {@code name}, the next append fails with
+     * an IO error that fences the handle, as a failing device would.
      */
     public static void failAppendsAfter(String name, long appends) {
-        Log log = LOGS.get(name);
-        if (log == null) {
+        ConcurrentHashMap<Long, Log> nodes = LOGS.get(name);
+        if (nodes == null || nodes.isEmpty()) {
             throw new IllegalArgumentException("no mem WAL named " + name);
         }
-        log.lock.lock();
-        try {
-            log.appendsUntilFailure = appends;
-        } finally {
-            log.lock.unlock();
+        for (Log log : nodes.values()) {
+            log.lock.lock();
+            try {
+                log.appendsUntilFailure = appends;
+            } finally {
+                log.lock.unlock();
+            }
         }
     }
 
@@ -113,12 +124,8 @@ public final class InMemoryWal implements WriteAheadLog {
             if (recovered) {
                 throw new IllegalStateException("recover() was already called on " + description());
             }
-            if (log.ownerNodeId >= 0 && log.ownerNodeId != context.nodeId()) {
-                throw new InvalidConfigException(description() + " belongs to node " + log.ownerNodeId
-                        + ", not node " + context.nodeId());
-            }
             if (context.nodeEpoch() < log.ownerEpoch) {
-                throw new StreamFencedException(description() + " is owned by node " + log.ownerNodeId
+                throw new NodeFencedException(description() + " is owned by node " + log.ownerNodeId
                         + " at node epoch " + log.ownerEpoch + ", newer than " + context.nodeEpoch());
             }
             log.ownerNodeId = context.nodeId();
@@ -207,6 +214,10 @@ public final class InMemoryWal implements WriteAheadLog {
         if (!recovered) {
             return new IllegalStateException("append before recover() on " + description());
         }
+        if (context.takeover()) {
+            return new IllegalStateException(description() + " was opened to take it over: it recovers and trims, "
+                    + "it does not append");
+        }
         if (closed) {
             return new StreamClosedException(description() + " is closed");
         }
@@ -214,7 +225,7 @@ public final class InMemoryWal implements WriteAheadLog {
             return fenceCause;
         }
         if (log.ownerEpoch != ownerEpoch) {
-            return new StreamFencedException(description() + " was taken over by node epoch " + log.ownerEpoch
+            return new NodeFencedException(description() + " was taken over by node epoch " + log.ownerEpoch
                     + "; this handle (epoch " + ownerEpoch + ") is fenced");
         }
         return null;
@@ -275,7 +286,7 @@ public final class InMemoryWal implements WriteAheadLog {
 
     @Override
     public String description() {
-        return "mem://" + name;
+        return "mem://" + name + " (node " + context.nodeId() + ")";
     }
 
     @Override

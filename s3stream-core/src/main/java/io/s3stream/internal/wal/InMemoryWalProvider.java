@@ -10,7 +10,8 @@ import java.nio.file.Path;
 import java.util.Optional;
 
 /**
- * {@code mem://name?capacity=64MiB}: the in-memory WAL. Never chosen as a default, because it is not durable.
+ * {@code mem://name?capacity=64MiB}: the in-memory WAL, one log per node under the name (shared by every engine of the
+ * JVM, so one engine can take over another's). Never chosen as a default, because it is not durable.
  */
 public final class InMemoryWalProvider implements WriteAheadLogProvider {
     private static final long DEFAULT_CAPACITY = 64L * 1024 * 1024;
@@ -23,6 +24,11 @@ public final class InMemoryWalProvider implements WriteAheadLogProvider {
     @Override
     public Optional<URI> defaultUri(Path dataDir) {
         return Optional.empty();
+    }
+
+    @Override
+    public boolean supportsTakeover() {
+        return true;
     }
 
     @Override

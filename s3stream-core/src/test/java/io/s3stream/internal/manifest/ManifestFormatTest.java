@@ -38,6 +38,9 @@ class ManifestFormatTest {
                     new StreamRange(1, 0, 100 + i * 5L, 105 + i * 5L)))), List.of())), t);
         }
         apply(m, new ManifestOp.TrimStream(0, 0, 15), t);
+        apply(m, new ManifestOp.CommitObjects(new CommitRequest(1, 1, List.of(
+                CommitRequest.NewObject.adopted("wal/1/0000000000000003", 77, List.of(new StreamRange(0, 0, 30, 40))),
+                CommitRequest.NewObject.adopted("wal/1/0000000000000004", 12, List.of())), List.of(), 5L << 24)), t);
         apply(m, new ManifestOp.PutKv("k", new byte[] {1, 2}), t);
         return m;
     }
@@ -56,7 +59,13 @@ class ManifestFormatTest {
         assertThat(restored.listStreams()).isEqualTo(m.listStreams());
         assertThat(restored.getObjects(0, 0, 100, 100)).isEqualTo(m.getObjects(0, 0, 100, 100));
         assertThat(restored.getObjects(1, 0, 1000, 100)).isEqualTo(m.getObjects(1, 0, 1000, 100));
-        // Both continue identically.
+        assertThat(restored.listNodes()).isEqualTo(m.listNodes());
+        assertThat(restored.getNode(1).orElseThrow().walCommittedPosition()).isEqualTo(5L << 24);
+        assertThat(restored.getObjects(0, 30, 40, 1)).extracting(o -> o.key()).containsExactly("wal/1/0000000000000003");
+        // Both continue identically, and an adopted key stays adopted.
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> apply(restored, new ManifestOp.CommitObjects(
+                new CommitRequest(1, 1, List.of(CommitRequest.NewObject.adopted("wal/1/0000000000000004", 1, List.of())),
+                        List.of(), 6L << 24)), clock.instant())).hasMessageContaining("already adopted");
         Instant t = clock.instant().plus(Duration.ofMinutes(2)); // the unused prepared ids expire
         ManifestOp next = new ManifestOp.TrimStream(1, 0, 110);
         apply(m, next, t);
@@ -73,7 +82,10 @@ class ManifestFormatTest {
                 new ManifestOp.PrepareObjects(3, 1_000), new ManifestOp.ObjectsDeleted(List.of(1L, 2L)),
                 new ManifestOp.DeleteKv("d"),
                 new ManifestOp.CommitObjects(new CommitRequest(1, 2, List.of(new CommitRequest.NewObject(9,
-                        ObjectType.STREAM, 5, List.of(new StreamRange(1, 0, 0, 5)))), List.of(4L))));
+                        ObjectType.STREAM, 5, List.of(new StreamRange(1, 0, 0, 5)))), List.of(4L))),
+                new ManifestOp.CommitObjects(new CommitRequest(1, 2, List.of(
+                        CommitRequest.NewObject.adopted("wal/1/x", 5, List.of(new StreamRange(1, 0, 5, 6))),
+                        CommitRequest.NewObject.adopted("wal/1/y", 5, List.of())), List.of(), 1234)));
         ManifestFormat.Entry e = new ManifestFormat.Entry(42, 5, 6, Instant.ofEpochSecond(100, 7), ops);
         ManifestFormat.Entry d = ManifestFormat.decodeEntry(ManifestFormat.encodeEntry(e), "k", 42);
         assertThat(d).isEqualTo(e);
@@ -83,6 +95,28 @@ class ManifestFormatTest {
                 ManifestFormat.decodeEntry(ManifestFormat.encodeEntry(kv), "k", 1).ops().getFirst();
         assertThat(cas.expected()).isNull();
         assertThat(cas.value()).containsExactly(1);
+    }
+
+    /** A version-1 entry (written before adopted objects and WAL positions existed) still decodes. */
+    @Test
+    void versionOneCommitEntriesDecode() {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(256);
+        b.putInt(ManifestFormat.MAGIC).putShort((short) 1).putShort(ManifestFormat.KIND_ENTRY).putInt(0).putInt(0)
+                .putLong(9).putLong(5).putLong(6).putLong(100).putInt(0)
+                .putInt(1).put((byte) 8).putLong(1).putLong(2).putInt(1)            // T_COMMIT_OBJECTS v1, one object
+                .putLong(3).put((byte) ObjectType.STREAM.ordinal()).putLong(50)
+                .putInt(1).putLong(7).putLong(0).putLong(0).putLong(10)             // one range
+                .putInt(0);                                                          // no compacted inputs
+        byte[] bytes = java.util.Arrays.copyOf(b.array(), b.position());
+        java.nio.ByteBuffer view = java.nio.ByteBuffer.wrap(bytes);
+        view.putInt(ManifestFormat.LENGTH_OFFSET, bytes.length - ManifestFormat.HEADER_BYTES);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(bytes, ManifestFormat.HEADER_BYTES, bytes.length - ManifestFormat.HEADER_BYTES);
+        view.putInt(ManifestFormat.CRC_OFFSET, (int) crc.getValue());
+
+        ManifestOp.CommitObjects op = (ManifestOp.CommitObjects) ManifestFormat.decodeEntry(bytes, "k", 9).ops().getFirst();
+        assertThat(op.request()).isEqualTo(new CommitRequest(1, 2, List.of(new CommitRequest.NewObject(3,
+                ObjectType.STREAM, 50, List.of(new StreamRange(7, 0, 0, 10)))), List.of()));
     }
 
     @Test

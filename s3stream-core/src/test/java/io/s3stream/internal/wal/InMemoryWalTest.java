@@ -2,7 +2,7 @@ package io.s3stream.internal.wal;
 
 import io.s3stream.spi.WalContext;
 import io.s3stream.spi.WriteAheadLog;
-import io.s3stream.testing.WriteAheadLogContractTest;
+import io.s3stream.testing.SharedWriteAheadLogContractTest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -10,7 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
 
-class InMemoryWalTest extends WriteAheadLogContractTest {
+class InMemoryWalTest extends SharedWriteAheadLogContractTest {
     private String name;
 
     @BeforeEach
@@ -26,6 +26,12 @@ class InMemoryWalTest extends WriteAheadLogContractTest {
     @Override
     protected WriteAheadLog openWal(long nodeId, long nodeEpoch, Duration backpressureTimeout) {
         return InMemoryWal.open(name, capacityBytes(), new WalContext(nodeId, nodeEpoch, Path.of("."), backpressureTimeout));
+    }
+
+    @Override
+    protected WriteAheadLog openWalForTakeover(long nodeId, long nodeEpoch) {
+        return InMemoryWal.open(name, capacityBytes(),
+                new WalContext(nodeId, nodeEpoch, Path.of("."), Duration.ofSeconds(5)).forTakeover());
     }
 
     @Override

@@ -6,7 +6,7 @@ import io.s3stream.InvalidConfigException;
 import io.s3stream.OverCapacityException;
 import io.s3stream.StorageIOException;
 import io.s3stream.StreamClosedException;
-import io.s3stream.StreamFencedException;
+import io.s3stream.NodeFencedException;
 import io.s3stream.spi.WalAppendResult;
 import io.s3stream.spi.WalContext;
 import io.s3stream.spi.WriteAheadLog;
@@ -87,9 +87,9 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_MAGIC;
  * every later append fail with {@link StorageIOException} naming the device, the offset and the errno. Nothing is
  * retried. A full ring makes appends wait (in order) for a trim, up to the context's back-pressure timeout, then fail
  * with {@link OverCapacityException}. Another node's WAL is refused with {@link InvalidConfigException}; a WAL owned
- * by a higher node epoch with {@link StreamFencedException}. A live older owner discovers a takeover when it re-reads
+ * by a higher node epoch with {@link NodeFencedException}. A live older owner discovers a takeover when it re-reads
  * the header slots, which it does before every header write and at least once a second while appending; its later
- * appends fail with {@link StreamFencedException}.
+ * appends fail with {@link NodeFencedException}.
  */
 public final class BlockDeviceWal implements WriteAheadLog {
     private static final long FENCE_CHECK_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -239,7 +239,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
                         + context.nodeId() + "; point this node at its own WAL");
             }
             if (h.nodeEpoch() > context.nodeEpoch()) {
-                throw new StreamFencedException(description + " is owned by node " + h.nodeId() + " at node epoch "
+                throw new NodeFencedException(description + " is owned by node " + h.nodeId() + " at node epoch "
                         + h.nodeEpoch() + ", newer than this node's epoch " + context.nodeEpoch());
             }
             int session = h.session() + 1;
@@ -795,7 +795,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             }
             WalDescriptor.Header h = slot.header();
             if (h.sequence() > header.sequence()) { // only another owner writes past our own sequence
-                fence = new StreamFencedException(description + " was taken over by node " + h.nodeId()
+                fence = new NodeFencedException(description + " was taken over by node " + h.nodeId()
                         + " at node epoch " + h.nodeEpoch() + "; this owner (node " + header.nodeId() + ", epoch "
                         + header.nodeEpoch() + ") is fenced");
                 failEverything(fence);

@@ -1,4 +1,4 @@
-package io.s3stream.internal.engine;
+package io.s3stream.spi;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -9,6 +9,10 @@ import java.util.zip.CRC32C;
 
 /**
  * Layout of the engine's record inside a write-ahead log: one record batch of one stream.
+ *
+ * <p>A WAL backend stores records as opaque bytes; this layout is part of the SPI for backends that need to look inside:
+ * a WAL that keeps its records as objects in object format v1 (wal-object) reads the header to group records by stream,
+ * and rebuilds records with {@link #encode} when it recovers them.
  *
  * <pre>
  *  0                   1                   2                   3
