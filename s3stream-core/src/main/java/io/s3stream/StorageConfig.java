@@ -4,8 +4,17 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
 
 /**
  * Immutable, validated settings of a {@link StreamStorage}. Built with {@link #builder()}; {@link Builder#build()}
@@ -17,11 +26,16 @@ import java.util.Optional;
  *
  * <h2>Memory budgets</h2>
  * The log cache and the block cache have separate budgets that cannot borrow from each other, so a consumer replaying
- * history can never push tail data out of memory. Unless set, they are derived from the JVM's direct-memory limit
- * ({@code -XX:MaxDirectMemorySize}, or the maximum heap when that is unset): the log cache gets a quarter of it
- * (between 64 MiB and 1 GiB), the block cache an eighth (between 32 MiB and 512 MiB), half of which is its read-ahead
- * area. The rest is left to the WAL's buffers, upload buffers and network IO. The engine refuses to start when the
- * two budgets together exceed the limit.
+ * history can never push tail data out of memory. Unless set, the engine derives them when it starts from the JVM's
+ * direct-memory limit ({@code -XX:MaxDirectMemorySize}, or the maximum heap when that is unset): the log cache gets a
+ * quarter of it (between 64 MiB and 1 GiB), the block cache an eighth (between 32 MiB and 512 MiB), half of which is
+ * its read-ahead area. The rest is left to the WAL's buffers, upload buffers and network IO. The engine refuses to
+ * start when the two budgets together exceed the limit, or when a derived budget breaks a rule below.
+ *
+ * <h2>Settings by key</h2>
+ * Every setting also has a key, as a properties file names it ({@code log.cache.bytes}, {@code upload.interval.ms}):
+ * {@link Builder#set} applies one from a string (sizes accept units: {@code 64MiB}), {@link #settings()} lists them
+ * with their defaults and meaning. kafka-shell reads each as {@code s3stream.<key>}.
  */
 public final class StorageConfig {
     static final long MIB = 1024L * 1024;
@@ -31,8 +45,8 @@ public final class StorageConfig {
     private final String wal;
     private final String objectStore;
     private final String metadata;
-    private final long logCacheBytes;
-    private final long blockCacheBytes;
+    private final OptionalLong logCacheBytes;
+    private final OptionalLong blockCacheBytes;
     private final long uploadThresholdBytes;
     private final Duration uploadInterval;
     private final long streamObjectThresholdBytes;
@@ -52,20 +66,19 @@ public final class StorageConfig {
     private final long multipartThresholdBytes;
     private final int objectStoreMaxInFlight;
     private final Duration costLogInterval;
-    private final long readAheadBytes;
-    private final int readAheadMaxWindowBytes;
+    private final OptionalLong readAheadBytes;
+    private final OptionalInt readAheadMaxWindowBytes;
     private final int catchUpMaxInFlight;
     private final long catchUpBytesPerSecond;
 
-    private StorageConfig(Builder b, long logCacheBytes, long blockCacheBytes, long readAheadBytes,
-                          int readAheadMaxWindowBytes) {
+    private StorageConfig(Builder b) {
         this.nodeId = b.nodeId;
         this.dataDir = b.dataDir;
         this.wal = b.wal;
         this.objectStore = b.objectStore != null ? b.objectStore : b.dataDir.resolve("objects").toUri().toString();
         this.metadata = b.metadata;
-        this.logCacheBytes = logCacheBytes;
-        this.blockCacheBytes = blockCacheBytes;
+        this.logCacheBytes = b.logCacheBytes < 0 ? OptionalLong.empty() : OptionalLong.of(b.logCacheBytes);
+        this.blockCacheBytes = b.blockCacheBytes < 0 ? OptionalLong.empty() : OptionalLong.of(b.blockCacheBytes);
         this.uploadThresholdBytes = b.uploadThresholdBytes;
         this.uploadInterval = b.uploadInterval;
         this.streamObjectThresholdBytes = b.streamObjectThresholdBytes;
@@ -85,8 +98,9 @@ public final class StorageConfig {
         this.multipartThresholdBytes = b.multipartThresholdBytes;
         this.objectStoreMaxInFlight = b.objectStoreMaxInFlight;
         this.costLogInterval = b.costLogInterval;
-        this.readAheadBytes = readAheadBytes;
-        this.readAheadMaxWindowBytes = readAheadMaxWindowBytes;
+        this.readAheadBytes = b.readAheadBytes < 0 ? OptionalLong.empty() : OptionalLong.of(b.readAheadBytes);
+        this.readAheadMaxWindowBytes = b.readAheadMaxWindowBytes < 0 ? OptionalInt.empty()
+                : OptionalInt.of(b.readAheadMaxWindowBytes);
         this.catchUpMaxInFlight = b.catchUpMaxInFlight;
         this.catchUpBytesPerSecond = b.catchUpBytesPerSecond;
     }
@@ -120,13 +134,16 @@ public final class StorageConfig {
         return Optional.ofNullable(metadata);
     }
 
-    /** Memory budget of the log cache (recent appends, before and shortly after upload). */
-    public long logCacheBytes() {
+    /**
+     * Memory budget of the log cache (recent appends, before and shortly after upload); empty: derived by the engine
+     * from the direct-memory limit.
+     */
+    public OptionalLong logCacheBytes() {
         return logCacheBytes;
     }
 
-    /** Memory budget of the block cache (data blocks read from objects). */
-    public long blockCacheBytes() {
+    /** Memory budget of the block cache (data blocks read from objects); empty: derived by the engine. */
+    public OptionalLong blockCacheBytes() {
         return blockCacheBytes;
     }
 
@@ -225,13 +242,16 @@ public final class StorageConfig {
         return costLogInterval;
     }
 
-    /** The block cache's read-ahead area, part of {@link #blockCacheBytes()}; 0 disables read-ahead. */
-    public long readAheadBytes() {
+    /**
+     * The block cache's read-ahead area, part of {@link #blockCacheBytes()}; 0 disables read-ahead; empty: half the
+     * block cache.
+     */
+    public OptionalLong readAheadBytes() {
         return readAheadBytes;
     }
 
-    /** The largest read-ahead window of one sequential reader. */
-    public int readAheadMaxWindowBytes() {
+    /** The largest read-ahead window of one sequential reader; empty: derived from the read-ahead area. */
+    public OptionalInt readAheadMaxWindowBytes() {
         return readAheadMaxWindowBytes;
     }
 
@@ -269,6 +289,170 @@ public final class StorageConfig {
                 + ", backpressureTimeout=" + backpressureTimeout + ", readAheadBytes=" + readAheadBytes
                 + ", readAheadMaxWindowBytes=" + readAheadMaxWindowBytes + ", catchUpMaxInFlight=" + catchUpMaxInFlight
                 + ", catchUpBytesPerSecond=" + catchUpBytesPerSecond + '}';
+    }
+
+    /**
+     * One setting as a properties file names it.
+     *
+     * @param key          its key, such as {@code log.cache.bytes}
+     * @param kind         what its value is: {@code bytes} (units allowed), {@code ms}, {@code count}, {@code ratio},
+     *                     {@code boolean}, {@code uri}, {@code path}
+     * @param defaultValue the default, or a sentence saying how it is derived
+     * @param description  what it means
+     */
+    public record Setting(String key, String kind, String defaultValue, String description) {
+    }
+
+    /** Every setting, in a stable order: what {@link Builder#set} accepts. */
+    public static List<Setting> settings() {
+        Builder defaults = new Builder();
+        List<Setting> out = new ArrayList<>(KEYS.size());
+        for (Key k : KEYS.values()) {
+            out.add(new Setting(k.key, k.kind, k.defaultValue.apply(defaults), k.description));
+        }
+        return out;
+    }
+
+    /** A setting's key, kind, meaning, how a string applies to a builder and how its default reads. */
+    private record Key(String key, String kind, String description, BiConsumer<Builder, String> apply,
+                       Function<Builder, String> defaultValue) {
+    }
+
+    private static final Map<String, Key> KEYS = keys();
+
+    private static Map<String, Key> keys() {
+        Map<String, Key> m = new LinkedHashMap<>();
+        key(m, "node.id", "count", "unique among the nodes sharing an object store",
+                (b, v) -> b.nodeId(count("node.id", v)), b -> "required");
+        key(m, "data.dir", "path", "local directory for the default WAL file and the default object store",
+                (b, v) -> b.dataDir(Path.of(v)), b -> "required");
+        key(m, "wal", "uri", "WAL: blockdev:///dev/nvme1n1, blockdev:///path/wal.img?capacity=2GiB, fsx:///mnt/shared, "
+                + "objectwal://?batchMs=50, mem://name (tests)", Builder::wal,
+                b -> "first WAL module offering a default");
+        key(m, "object.store", "uri", "object store: s3://bucket/prefix?region=..., azblob://account/container/prefix, "
+                + "file:///dir, mem://name (tests)", Builder::objectStore, b -> "file://<data.dir>/objects");
+        key(m, "metadata", "uri", "metadata store: manifest:default?pollMs=500 (the manifest in the object store), "
+                + "mem://name (tests)", Builder::metadata, b -> "manifest:default");
+        key(m, "log.cache.bytes", "bytes", "memory for recent appends; full: appends wait, then OverCapacityException",
+                (b, v) -> b.logCacheBytes(bytes("log.cache.bytes", v)),
+                b -> "1/4 of the direct-memory limit (64 MiB-1 GiB)");
+        key(m, "block.cache.bytes", "bytes", "memory for data blocks read from objects, read-ahead area included",
+                (b, v) -> b.blockCacheBytes(bytes("block.cache.bytes", v)),
+                b -> "1/8 of the direct-memory limit (32-512 MiB)");
+        key(m, "read.ahead.bytes", "bytes", "the block cache's read-ahead area for sequential (catch-up) readers; 0: off",
+                (b, v) -> b.readAheadBytes(bytes("read.ahead.bytes", v)), b -> "half the block cache");
+        key(m, "read.ahead.max.window.bytes", "bytes", "the largest read-ahead window of one reader",
+                (b, v) -> b.readAheadMaxWindowBytes(intBytes("read.ahead.max.window.bytes", v)),
+                b -> "min(32 MiB, read.ahead.bytes / 4)");
+        key(m, "catch.up.max.in.flight", "count", "object-store reads of catch-up readers in flight",
+                (b, v) -> b.catchUpMaxInFlight((int) count("catch.up.max.in.flight", v)),
+                b -> String.valueOf(b.catchUpMaxInFlight));
+        key(m, "catch.up.bytes.per.second", "bytes", "bandwidth cap of catch-up reads; 0: unlimited",
+                (b, v) -> b.catchUpBytesPerSecond(bytes("catch.up.bytes.per.second", v)),
+                b -> String.valueOf(b.catchUpBytesPerSecond));
+        key(m, "upload.threshold.bytes", "bytes", "size at which the log cache's active block is uploaded",
+                (b, v) -> b.uploadThresholdBytes(bytes("upload.threshold.bytes", v)),
+                b -> String.valueOf(b.uploadThresholdBytes));
+        key(m, "upload.interval.ms", "ms", "age at which the active block is uploaded even if small",
+                (b, v) -> b.uploadInterval(millis("upload.interval.ms", v)), b -> ms(b.uploadInterval));
+        key(m, "stream.object.threshold.bytes", "bytes", "a stream with this much data in one upload gets its own "
+                + "stream object", (b, v) -> b.streamObjectThresholdBytes(bytes("stream.object.threshold.bytes", v)),
+                b -> String.valueOf(b.streamObjectThresholdBytes));
+        key(m, "object.block.size.bytes", "bytes", "target size of a data block (the unit of ranged reads and caching)",
+                (b, v) -> b.objectBlockSizeBytes(intBytes("object.block.size.bytes", v)),
+                b -> String.valueOf(b.objectBlockSizeBytes));
+        key(m, "max.batch.bytes", "bytes", "largest payload of one batch",
+                (b, v) -> b.maxBatchBytes(intBytes("max.batch.bytes", v)), b -> String.valueOf(b.maxBatchBytes));
+        key(m, "backpressure.timeout.ms", "ms", "how long an append waits for space",
+                (b, v) -> b.backpressureTimeout(millis("backpressure.timeout.ms", v)), b -> ms(b.backpressureTimeout));
+        key(m, "compaction.enabled", "boolean", "background compaction and deletion rounds",
+                (b, v) -> b.compactionEnabled(bool("compaction.enabled", v)), b -> String.valueOf(b.compactionEnabled));
+        key(m, "compaction.interval.ms", "ms", "time between compaction rounds",
+                (b, v) -> b.compactionInterval(millis("compaction.interval.ms", v)), b -> ms(b.compactionInterval));
+        key(m, "compaction.max.age.ms", "ms", "stream-set-object data older than this is split into stream objects",
+                (b, v) -> b.compactionMaxAge(millis("compaction.max.age.ms", v)), b -> ms(b.compactionMaxAge));
+        key(m, "stream.object.target.bytes", "bytes", "small adjacent stream objects of a stream are merged up to this",
+                (b, v) -> b.streamObjectTargetBytes(bytes("stream.object.target.bytes", v)),
+                b -> String.valueOf(b.streamObjectTargetBytes));
+        key(m, "compaction.dead.share.threshold", "ratio", "objects with this share of trimmed/deleted data are "
+                + "rewritten", (b, v) -> b.compactionDeadShareThreshold(ratio("compaction.dead.share.threshold", v)),
+                b -> String.valueOf(b.compactionDeadShareThreshold));
+        key(m, "object.deletion.grace.period.ms", "ms", "retired objects stay in the bucket this long before deletion",
+                (b, v) -> b.objectDeletionGracePeriod(millis("object.deletion.grace.period.ms", v)),
+                b -> ms(b.objectDeletionGracePeriod));
+        key(m, "compaction.bytes.per.second", "bytes", "compaction throttle",
+                (b, v) -> b.compactionBytesPerSecond(bytes("compaction.bytes.per.second", v)),
+                b -> String.valueOf(b.compactionBytesPerSecond));
+        key(m, "compaction.concurrency", "count", "compaction requests in flight",
+                (b, v) -> b.compactionConcurrency((int) count("compaction.concurrency", v)),
+                b -> String.valueOf(b.compactionConcurrency));
+        key(m, "compaction.memory.bytes", "bytes", "compaction's buffer budget (must hold one multipart part)",
+                (b, v) -> b.compactionMemoryBytes(bytes("compaction.memory.bytes", v)),
+                b -> String.valueOf(b.compactionMemoryBytes));
+        key(m, "compaction.run.timeout.ms", "ms", "time-to-live of a run's prepared outputs",
+                (b, v) -> b.compactionRunTimeout(millis("compaction.run.timeout.ms", v)),
+                b -> ms(b.compactionRunTimeout));
+        key(m, "multipart.threshold.bytes", "bytes", "larger objects are uploaded as multipart uploads",
+                (b, v) -> b.multipartThresholdBytes(bytes("multipart.threshold.bytes", v)),
+                b -> String.valueOf(b.multipartThresholdBytes));
+        key(m, "object.store.max.in.flight", "count", "object-store requests in flight",
+                (b, v) -> b.objectStoreMaxInFlight((int) count("object.store.max.in.flight", v)),
+                b -> String.valueOf(b.objectStoreMaxInFlight));
+        key(m, "cost.log.interval.ms", "ms", "period of the object-store cost report in the log; 0: none",
+                (b, v) -> b.costLogInterval(millis("cost.log.interval.ms", v)), b -> ms(b.costLogInterval));
+        return Collections.unmodifiableMap(m);
+    }
+
+    private static void key(Map<String, Key> m, String key, String kind, String description,
+                            BiConsumer<Builder, String> apply, Function<Builder, String> defaultValue) {
+        m.put(key, new Key(key, kind, description, apply, defaultValue));
+    }
+
+    private static String ms(Duration d) {
+        return String.valueOf(d.toMillis());
+    }
+
+    /** A byte size: a number, or a number with a binary unit (64KiB, 512MiB, 2GiB); 0 allowed. */
+    private static long bytes(String key, String value) {
+        return value.equals("0") ? 0 : ByteSize.parse("storage setting '" + key + "'", value);
+    }
+
+    private static int intBytes(String key, String value) {
+        long n = bytes(key, value);
+        if (n > Integer.MAX_VALUE) {
+            throw new InvalidConfigException("storage setting '" + key + "' must be below 2 GiB, was '" + value + "'");
+        }
+        return (int) n;
+    }
+
+    private static long count(String key, String value) {
+        try {
+            return Long.parseLong(value);
+        } catch (NumberFormatException e) {
+            throw new InvalidConfigException("storage setting '" + key + "' must be a number, was '" + value + "'", e);
+        }
+    }
+
+    private static Duration millis(String key, String value) {
+        return Duration.ofMillis(count(key, value));
+    }
+
+    private static double ratio(String key, String value) {
+        try {
+            return Double.parseDouble(value);
+        } catch (NumberFormatException e) {
+            throw new InvalidConfigException("storage setting '" + key + "' must be a number such as 0.5, was '"
+                    + value + "'", e);
+        }
+    }
+
+    private static boolean bool(String key, String value) {
+        return switch (value.toLowerCase(java.util.Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new InvalidConfigException("storage setting '" + key + "' must be true or false, was '"
+                    + value + "'");
+        };
     }
 
     /** Collects settings; {@link #build()} validates them. Only {@code nodeId} and {@code dataDir} are required. */
@@ -486,26 +670,27 @@ public final class StorageConfig {
             if (metadata != null) {
                 checkUri("metadata", metadata);
             }
-            long directLimit = io.s3stream.internal.engine.MemoryLimits.maxDirectMemoryBytes();
-            long logCacheBytes = this.logCacheBytes >= 0 ? this.logCacheBytes
-                    : io.s3stream.internal.engine.MemoryLimits.share(directLimit, 0.25, 64 * MIB, 1024 * MIB);
-            long blockCacheBytes = this.blockCacheBytes >= 0 ? this.blockCacheBytes
-                    : io.s3stream.internal.engine.MemoryLimits.share(directLimit, 0.125, 32 * MIB, 512 * MIB);
-            long readAheadBytes = this.readAheadBytes >= 0 ? this.readAheadBytes : blockCacheBytes / 2;
-            int readAheadMaxWindowBytes = this.readAheadMaxWindowBytes >= 0 ? this.readAheadMaxWindowBytes
-                    : (int) Math.min(32 * MIB, readAheadBytes / 4);
-            require(readAheadBytes >= 0 && readAheadBytes <= blockCacheBytes / 2, "readAheadBytes",
-                    "must be >= 0 and <= blockCacheBytes / 2 (" + blockCacheBytes / 2 + ")", readAheadBytes);
-            require(readAheadMaxWindowBytes >= 0 && readAheadMaxWindowBytes <= readAheadBytes,
-                    "readAheadMaxWindowBytes", "must be >= 0 and <= readAheadBytes (" + readAheadBytes + ")",
-                    readAheadMaxWindowBytes);
+            // Budgets left unset are derived by the engine when it starts; the rules that relate them to other
+            // settings are checked here for the budgets that are set, and by the engine for the derived ones.
+            require(logCacheBytes < 0 || logCacheBytes >= 4 * MIB, "logCacheBytes", "must be >= 4 MiB", logCacheBytes);
+            require(blockCacheBytes < 0 || blockCacheBytes >= MIB, "blockCacheBytes", "must be >= 1 MiB",
+                    blockCacheBytes);
+            if (blockCacheBytes >= 0 && readAheadBytes >= 0) {
+                require(readAheadBytes <= blockCacheBytes / 2, "readAheadBytes",
+                        "must be >= 0 and <= blockCacheBytes / 2 (" + blockCacheBytes / 2 + ")", readAheadBytes);
+            }
+            if (readAheadBytes >= 0 && readAheadMaxWindowBytes >= 0) {
+                require(readAheadMaxWindowBytes <= readAheadBytes, "readAheadMaxWindowBytes",
+                        "must be >= 0 and <= readAheadBytes (" + readAheadBytes + ")", readAheadMaxWindowBytes);
+            }
             require(catchUpMaxInFlight >= 1, "catchUpMaxInFlight", "must be >= 1", catchUpMaxInFlight);
             require(catchUpBytesPerSecond >= 0, "catchUpBytesPerSecond", "must be >= 0", catchUpBytesPerSecond);
-            require(logCacheBytes >= 4 * MIB, "logCacheBytes", "must be >= 4 MiB", logCacheBytes);
-            require(blockCacheBytes >= MIB, "blockCacheBytes", "must be >= 1 MiB", blockCacheBytes);
-            require(uploadThresholdBytes >= 64 * 1024 && uploadThresholdBytes <= logCacheBytes / 2,
-                    "uploadThresholdBytes", "must be >= 64 KiB and <= logCacheBytes / 2 (" + logCacheBytes / 2 + ")",
+            require(uploadThresholdBytes >= 64 * 1024, "uploadThresholdBytes", "must be >= 64 KiB",
                     uploadThresholdBytes);
+            if (logCacheBytes >= 0) {
+                require(uploadThresholdBytes <= logCacheBytes / 2, "uploadThresholdBytes",
+                        "must be >= 64 KiB and <= logCacheBytes / 2 (" + logCacheBytes / 2 + ")", uploadThresholdBytes);
+            }
             Objects.requireNonNull(uploadInterval, "uploadInterval");
             require(!uploadInterval.isNegative() && !uploadInterval.isZero(), "uploadInterval", "must be positive",
                     uploadInterval);
@@ -539,7 +724,26 @@ public final class StorageConfig {
             require(objectStoreMaxInFlight >= 1, "objectStoreMaxInFlight", "must be >= 1", objectStoreMaxInFlight);
             Objects.requireNonNull(costLogInterval, "costLogInterval");
             require(!costLogInterval.isNegative(), "costLogInterval", "must not be negative", costLogInterval);
-            return new StorageConfig(this, logCacheBytes, blockCacheBytes, readAheadBytes, readAheadMaxWindowBytes);
+            return new StorageConfig(this);
+        }
+
+        /**
+         * Applies one setting given by its key and a string value, as a properties file holds it (see
+         * {@link StorageConfig#settings()}); sizes accept units ({@code 64MiB}), durations are milliseconds.
+         *
+         * @throws InvalidConfigException naming the key when it is unknown or the value does not parse
+         */
+        public Builder set(String key, String value) {
+            Key k = KEYS.get(key);
+            if (k == null) {
+                throw new InvalidConfigException("unknown storage setting '" + key + "'; known settings: "
+                        + String.join(", ", KEYS.keySet()));
+            }
+            if (value == null) {
+                throw new InvalidConfigException("storage setting '" + key + "' needs a value");
+            }
+            k.apply.accept(this, value.trim());
+            return this;
         }
 
         private static void requirePositive(String setting, Duration value) {

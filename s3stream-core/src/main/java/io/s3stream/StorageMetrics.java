@@ -3,95 +3,130 @@ package io.s3stream;
 import java.util.Map;
 
 /**
- * A snapshot of the engine's counters. Counters are cumulative since {@link StreamStorage#open}; gauges are current.
+ * A snapshot of the engine's counters, grouped by subsystem. Counters are cumulative since {@link StreamStorage#open};
+ * gauges (marked) are current. Each group is a record of its own, so a new counter extends one group without
+ * breaking code that reads the others.
  *
- * @param appendedBatches      batches acknowledged
- * @param appendedBytes        payload bytes acknowledged
- * @param uploadedObjects      objects committed by uploads (stream set objects and stream objects)
- * @param uploadedBytes        bytes of those objects
- * @param logCacheBytes        gauge: bytes held by the log cache
- * @param blockCacheBytes      gauge: bytes held by the block cache
- * @param blockCacheHits       data-block reads served from the block cache
- * @param blockCacheMisses     data-block reads that went to the object store
- * @param objectStoreRequests  object-store requests by kind, every attempt counted (PUT, PART, COMPLETE,
- *                             CREATE_MULTIPART, ABORT_MULTIPART, GET, HEAD, LIST, DELETE, CREATE_IF_ABSENT)
- * @param objectStoreBytesOut  bytes sent to the object store
- * @param objectStoreBytesIn   bytes received from the object store
- * @param objectStoreRetries   requests repeated after a retriable failure (included in the request counts)
- * @param logCacheCapacityBytes      the log cache's budget
- * @param blockCacheCapacityBytes    the block cache's budget, read-ahead area included
- * @param fetchesFromLogCache        fetches answered from the log cache (tail reads: no object-store request)
- * @param fetchesFromObjects         fetches that read objects (through the block cache)
- * @param blockCacheEvictions        blocks evicted from the main block cache to respect its budget
- * @param mergedGets                 ranged GETs that read several adjacent blocks at once
- * @param readAheadBytes             gauge: bytes held by the read-ahead area (resident blocks)
- * @param readAheadHits              block reads served by a block read ahead (counted in blockCacheHits too)
- * @param readAheadBlocks            blocks read ahead
- * @param readAheadEvictedUnread     blocks read ahead and evicted before anyone read them
- * @param sequentialReaders          gauge: readers currently recognised as sequential (catch-up)
- * @param readAheadWindowMaxBytes    gauge: largest read-ahead window among them
- * @param readAheadWindowTotalBytes  gauge: sum of their read-ahead windows
- * @param catchUpReadsQueued         catch-up reads that waited for the catch-up concurrency limit
+ * @param appends     what was acknowledged
+ * @param uploads     what became objects
+ * @param logCache    memory of recent appends
+ * @param blockCache  memory of data blocks read from objects
+ * @param readAhead   sequential (catch-up) readers and the blocks read ahead for them
+ * @param reads       where fetches were served from
+ * @param objectStore requests and bytes, as a store bills them
  *
  * <h2>The cost model</h2>
- * Requests and bytes are what an object store bills. {@link #writeRequestsPerGiB()} is the figure to watch for
- * ingest; the engine also logs a report like this one every minute ({@code StorageConfig.costLogInterval}):
+ * Requests and bytes are what an object store bills. {@link ObjectStore#writeRequestsPerGiB()} is the figure to watch
+ * for ingest; the engine also logs a report like this one every minute ({@code StorageConfig.costLogInterval}):
  * <pre>
  * object store s3://bucket/prefix/: requests PUT=35 PART=58 COMPLETE=2 CREATE_MULTIPART=2 ABORT_MULTIPART=0 GET=12
  * HEAD=0 LIST=0 DELETE=0 CREATE_IF_ABSENT=0; out 1.00 GiB (97.0 write requests/GiB), in 0.01 GiB; retries 0
  * (budget refusals 0), merged reads 4, hedged reads 0, in flight 0, queued 0
  * </pre>
  */
-public record StorageMetrics(
-        long appendedBatches,
-        long appendedBytes,
-        long uploadedObjects,
-        long uploadedBytes,
-        long logCacheBytes,
-        long blockCacheBytes,
-        long blockCacheHits,
-        long blockCacheMisses,
-        Map<String, Long> objectStoreRequests,
-        long objectStoreBytesOut,
-        long objectStoreBytesIn,
-        long objectStoreRetries,
-        long logCacheCapacityBytes,
-        long blockCacheCapacityBytes,
-        long fetchesFromLogCache,
-        long fetchesFromObjects,
-        long blockCacheEvictions,
-        long mergedGets,
-        long readAheadBytes,
-        long readAheadHits,
-        long readAheadBlocks,
-        long readAheadEvictedUnread,
-        long sequentialReaders,
-        long readAheadWindowMaxBytes,
-        long readAheadWindowTotalBytes,
-        long catchUpReadsQueued) {
+public record StorageMetrics(Appends appends, Uploads uploads, LogCache logCache, BlockCache blockCache,
+                             ReadAhead readAhead, Reads reads, ObjectStore objectStore) {
 
-    public StorageMetrics {
-        objectStoreRequests = Map.copyOf(objectStoreRequests);
+    /**
+     * @param batches batches acknowledged
+     * @param bytes   payload bytes acknowledged
+     */
+    public record Appends(long batches, long bytes) {
     }
 
-    /** Write requests (PUT, parts, multipart create and complete, conditional creates) per GiB sent; 0 before any. */
-    public double writeRequestsPerGiB() {
-        long writes = 0;
-        for (String kind : new String[] {"PUT", "PART", "COMPLETE", "CREATE_MULTIPART", "CREATE_IF_ABSENT"}) {
-            writes += objectStoreRequests.getOrDefault(kind, 0L);
+    /**
+     * @param objects        objects written and committed by uploads (stream set objects and stream objects)
+     * @param bytes          bytes of those objects
+     * @param adoptedObjects WAL segments committed as objects as they were, with no data written again (wal-object)
+     * @param adoptedBytes   bytes of those segments
+     */
+    public record Uploads(long objects, long bytes, long adoptedObjects, long adoptedBytes) {
+    }
+
+    /**
+     * @param bytes         gauge: bytes held
+     * @param capacityBytes the budget
+     */
+    public record LogCache(long bytes, long capacityBytes) {
+    }
+
+    /**
+     * @param bytes         gauge: bytes held, read-ahead area included
+     * @param capacityBytes the budget, read-ahead area included
+     * @param hits          data-block reads served from the cache (read-ahead hits included)
+     * @param misses        data-block reads that went to the object store
+     * @param evictions     blocks evicted from the main area to respect its budget
+     * @param mergedLoads   ranged GETs that read several adjacent blocks at once
+     */
+    public record BlockCache(long bytes, long capacityBytes, long hits, long misses, long evictions,
+                             long mergedLoads) {
+
+        /** Share of data-block reads served from the cache (read-ahead included), or 0 before the first. */
+        public double hitRate() {
+            long reads = hits + misses;
+            return reads == 0 ? 0 : (double) hits / reads;
         }
-        return objectStoreBytesOut == 0 ? 0 : writes / (objectStoreBytesOut / (1024.0 * 1024 * 1024));
     }
 
-    /** Share of fetches answered from the log cache, or 0 before the first fetch. */
-    public double logCacheHitRate() {
-        long fetches = fetchesFromLogCache + fetchesFromObjects;
-        return fetches == 0 ? 0 : (double) fetchesFromLogCache / fetches;
+    /**
+     * @param bytes             gauge: bytes held by the read-ahead area (resident blocks)
+     * @param hits              block reads served by a block read ahead (counted in {@link BlockCache#hits} too)
+     * @param blocks            blocks read ahead
+     * @param evictedUnread     blocks read ahead and evicted before anyone read them
+     * @param sequentialReaders gauge: readers currently recognised as sequential
+     * @param windowMaxBytes    gauge: largest read-ahead window among them
+     * @param windowTotalBytes  gauge: sum of their windows
+     */
+    public record ReadAhead(long bytes, long hits, long blocks, long evictedUnread, long sequentialReaders,
+                            long windowMaxBytes, long windowTotalBytes) {
     }
 
-    /** Share of data-block reads served from the block cache (read-ahead included), or 0 before the first. */
-    public double blockCacheHitRate() {
-        long reads = blockCacheHits + blockCacheMisses;
-        return reads == 0 ? 0 : (double) blockCacheHits / reads;
+    /**
+     * @param fromLogCache   fetches answered from the log cache (tail reads: no object-store request)
+     * @param fromObjects    fetches that read objects (through the block cache)
+     * @param catchUpQueued  catch-up reads that waited for the catch-up concurrency limit
+     */
+    public record Reads(long fromLogCache, long fromObjects, long catchUpQueued) {
+
+        /** Share of fetches answered from the log cache, or 0 before the first fetch. */
+        public double logCacheHitRate() {
+            long fetches = fromLogCache + fromObjects;
+            return fetches == 0 ? 0 : (double) fromLogCache / fetches;
+        }
+    }
+
+    /**
+     * @param requests requests by kind, every attempt counted (PUT, PART, PART_COPY, COMPLETE, CREATE_MULTIPART,
+     *                 ABORT_MULTIPART, GET, HEAD, LIST, DELETE, CREATE_IF_ABSENT); WAL objects (wal-object) and the
+     *                 manifest's own requests are included
+     * @param bytesOut bytes sent
+     * @param bytesIn  bytes received
+     * @param retries  requests repeated after a retriable failure (included in the request counts)
+     */
+    public record ObjectStore(Map<String, Long> requests, long bytesOut, long bytesIn, long retries) {
+
+        public ObjectStore {
+            requests = Map.copyOf(requests);
+        }
+
+        /** Requests of {@code kind}, 0 when none. */
+        public long requests(String kind) {
+            return requests.getOrDefault(kind, 0L);
+        }
+
+        /** Billed write requests: PUT, parts, part copies, multipart create and complete, conditional creates. */
+        public long writeRequests() {
+            long writes = 0;
+            for (String kind : new String[] {"PUT", "PART", "PART_COPY", "COMPLETE", "CREATE_MULTIPART",
+                    "CREATE_IF_ABSENT"}) {
+                writes += requests(kind);
+            }
+            return writes;
+        }
+
+        /** {@link #writeRequests()} per GiB sent; 0 before any byte. */
+        public double writeRequestsPerGiB() {
+            return bytesOut == 0 ? 0 : writeRequests() / (bytesOut / (1024.0 * 1024 * 1024));
+        }
     }
 }

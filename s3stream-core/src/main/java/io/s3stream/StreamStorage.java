@@ -10,16 +10,31 @@ import java.util.concurrent.CompletableFuture;
  * <p>{@link #open(StorageConfig)} recovers the write-ahead log (uploading whatever it finds) before it returns, so
  * every append acknowledged before a crash is readable again. {@link #close()} uploads what the log cache holds and
  * releases the WAL, the caches and the object store.
+ *
+ * <p>Design note: this is the API's face of the engine, which lives in an internal package and knows nothing of this
+ * class, so the dependency runs one way (API → engine → SPI).
  */
-public interface StreamStorage extends AutoCloseable {
+public final class StreamStorage implements AutoCloseable {
+    private final StorageEngine engine;
+
+    StreamStorage(StorageEngine engine) {
+        this.engine = engine;
+    }
 
     /** Starts an engine: opens the WAL, object store and metadata, recovers, then accepts calls. */
-    static StreamStorage open(StorageConfig config) {
-        return StorageEngine.start(config);
+    public static StreamStorage open(StorageConfig config) {
+        return new StreamStorage(StorageEngine.start(config));
+    }
+
+    /** The engine behind this facade (tests reach it through a package-private path). */
+    StorageEngine engine() {
+        return engine;
     }
 
     /** Creates a new stream, opened for writing by this node at epoch 0. */
-    CompletableFuture<Stream> createStream(StreamOptions options);
+    public CompletableFuture<Stream> createStream(StreamOptions options) {
+        return engine.createStream(options);
+    }
 
     /**
      * Opens an existing stream for writing at {@code epoch}, which must be at least the stream's current epoch.
@@ -27,7 +42,9 @@ public interface StreamStorage extends AutoCloseable {
      * and with {@link StreamNotFoundException} when there is no such stream. Opening a stream this engine already
      * has open at a lower epoch fences the older handle.
      */
-    CompletableFuture<Stream> openStream(long streamId, long epoch);
+    public CompletableFuture<Stream> openStream(long streamId, long epoch) {
+        return engine.openStream(streamId, epoch);
+    }
 
     /**
      * Takes over the WAL of node {@code nodeId}, which must be presumed dead, so that its acknowledged data and its
@@ -47,15 +64,23 @@ public interface StreamStorage extends AutoCloseable {
      * is safe but stops it. Two nodes taking over the same node at once are safe too: the one with the lower fencing
      * epoch fails with {@link NodeFencedException}.
      */
-    CompletableFuture<TakeoverResult> takeOverNode(long nodeId);
+    public CompletableFuture<TakeoverResult> takeOverNode(long nodeId) {
+        return engine.takeOverNode(nodeId);
+    }
 
     /** The key-value space shared by every node on this object store. */
-    KeyValues keyValues();
+    public KeyValues keyValues() {
+        return engine.keyValues();
+    }
 
     /** Counters of the engine and its object store. */
-    StorageMetrics metrics();
+    public StorageMetrics metrics() {
+        return engine.metrics();
+    }
 
     /** Uploads the log cache, closes every open stream and releases all resources. Idempotent. */
     @Override
-    void close();
+    public void close() {
+        engine.close();
+    }
 }

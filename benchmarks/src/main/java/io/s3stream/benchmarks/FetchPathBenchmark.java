@@ -151,8 +151,8 @@ public class FetchPathBenchmark {
     public void tearDown() {
         StorageMetrics after = storage.metrics();
         System.out.printf(Locale.ROOT, "%n[%s] block cache hits %d, misses %d; object-store GETs %d%n", tier,
-                after.blockCacheHits() - before.blockCacheHits(), after.blockCacheMisses() - before.blockCacheMisses(),
-                after.objectStoreRequests().getOrDefault("GET", 0L) - before.objectStoreRequests().getOrDefault("GET", 0L));
+                after.blockCache().hits() - before.blockCache().hits(), after.blockCache().misses() - before.blockCache().misses(),
+                after.objectStore().requests().getOrDefault("GET", 0L) - before.objectStore().requests().getOrDefault("GET", 0L));
         storage.close();
         BenchSupport.deleteRecursively(dataDir);
     }

@@ -1,5 +1,6 @@
 package io.s3stream.spi;
 
+import io.s3stream.ByteSize;
 import io.s3stream.InvalidConfigException;
 
 import java.net.URI;
@@ -7,7 +8,6 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -17,9 +17,6 @@ import java.util.TreeSet;
  * name the URI, the setting and what is accepted. For WAL, object-store and metadata backend authors.
  */
 public final class UriSettings {
-    private static final String[] SUFFIXES = {"TIB", "TB", "T", "GIB", "GB", "G", "MIB", "MB", "M", "KIB", "KB", "K", "B"};
-    private static final long[] FACTORS = {1L << 40, 1L << 40, 1L << 40, 1L << 30, 1L << 30, 1L << 30, 1L << 20,
-            1L << 20, 1L << 20, 1L << 10, 1L << 10, 1L << 10, 1};
 
     private UriSettings() {
     }
@@ -59,25 +56,7 @@ public final class UriSettings {
      * @param where names the setting in the error, for example the URI and the parameter name
      */
     public static long parseBytes(String where, String value) {
-        String v = value.trim().toUpperCase(Locale.ROOT);
-        long unit = 1;
-        for (int i = 0; i < SUFFIXES.length; i++) {
-            if (v.endsWith(SUFFIXES[i])) {
-                unit = FACTORS[i];
-                v = v.substring(0, v.length() - SUFFIXES[i].length()).trim();
-                break;
-            }
-        }
-        try {
-            long n = Long.parseLong(v);
-            if (n <= 0 || n > Long.MAX_VALUE / unit) {
-                throw new NumberFormatException("out of range");
-            }
-            return n * unit;
-        } catch (NumberFormatException e) {
-            throw new InvalidConfigException(where + " must be a positive byte size such as 4096, 64MiB or 2GiB, was '"
-                    + value + "'", e);
-        }
+        return ByteSize.parse(where, value);
     }
 
     /** A whole number. */

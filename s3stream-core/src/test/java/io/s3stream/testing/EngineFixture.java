@@ -2,7 +2,7 @@ package io.s3stream.testing;
 
 import io.s3stream.StorageConfig;
 import io.s3stream.StreamStorage;
-import io.s3stream.internal.engine.StorageEngine;
+import io.s3stream.internal.engine.EngineHooks;
 import io.s3stream.internal.metadata.InMemoryMetadataStoreProvider;
 import io.s3stream.internal.store.MemObjectStore;
 import io.s3stream.internal.wal.InMemoryWal;
@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.LongSupplier;
 import java.util.function.UnaryOperator;
 
 /**
@@ -71,10 +72,17 @@ public final class EngineFixture implements AutoCloseable {
         return storage;
     }
 
+    /** {@link #open(long, UnaryOperator)} with the clock that times the compactor's deletion grace period. */
+    public StreamStorage open(long nodeId, UnaryOperator<StorageConfig.Builder> customize, LongSupplier nanoClock) {
+        StreamStorage storage = EngineHooks.open(customize.apply(config(nodeId)).build(), nanoClock);
+        open.add(storage);
+        return storage;
+    }
+
     /** Abandons the engine as a crash would. */
     public void crash(StreamStorage storage) {
         open.remove(storage);
-        ((StorageEngine) storage).haltForTesting();
+        EngineHooks.halt(storage);
     }
 
     /** Makes node {@code nodeId}'s WAL fail (EIO) after {@code appends} more appends. */

@@ -150,17 +150,17 @@ public final class KafkaShell implements AutoCloseable {
      */
     static String metricsLine(StorageMetrics m) {
         StringBuilder sb = new StringBuilder("kafka-shell metrics: timeMs=").append(System.currentTimeMillis())
-                .append(" appendedBatches=").append(m.appendedBatches())
-                .append(" appendedBytes=").append(m.appendedBytes())
-                .append(" uploadedObjects=").append(m.uploadedObjects())
-                .append(" uploadedBytes=").append(m.uploadedBytes())
-                .append(" logCacheBytes=").append(m.logCacheBytes())
-                .append(" blockCacheBytes=").append(m.blockCacheBytes())
-                .append(" blockCacheHits=").append(m.blockCacheHits())
-                .append(" blockCacheMisses=").append(m.blockCacheMisses())
-                .append(" bytesOut=").append(m.objectStoreBytesOut())
-                .append(" bytesIn=").append(m.objectStoreBytesIn());
-        new java.util.TreeMap<>(m.objectStoreRequests()).forEach((k, v) -> sb.append(" req.").append(k).append('=').append(v));
+                .append(" appendedBatches=").append(m.appends().batches())
+                .append(" appendedBytes=").append(m.appends().bytes())
+                .append(" uploadedObjects=").append(m.uploads().objects())
+                .append(" uploadedBytes=").append(m.uploads().bytes())
+                .append(" logCacheBytes=").append(m.logCache().bytes())
+                .append(" blockCacheBytes=").append(m.blockCache().bytes())
+                .append(" blockCacheHits=").append(m.blockCache().hits())
+                .append(" blockCacheMisses=").append(m.blockCache().misses())
+                .append(" bytesOut=").append(m.objectStore().bytesOut())
+                .append(" bytesIn=").append(m.objectStore().bytesIn());
+        new java.util.TreeMap<>(m.objectStore().requests()).forEach((k, v) -> sb.append(" req.").append(k).append('=').append(v));
         return sb.toString();
     }
 

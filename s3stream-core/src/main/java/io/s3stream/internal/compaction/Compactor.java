@@ -156,7 +156,7 @@ public final class Compactor implements AutoCloseable {
     private final ScheduledExecutorService thread;
     private final MemoryGauge gauge = new MemoryGauge();
     private final Throttle throttle;
-    private volatile LongSupplier nanoClock = System::nanoTime;
+    private final LongSupplier nanoClock;
 
     // Owner-thread state.
     private final Map<Long, Long> markedSinceNanos = new HashMap<>();
@@ -175,8 +175,13 @@ public final class Compactor implements AutoCloseable {
     private volatile String lastError;
     private volatile boolean closed;
 
+    /**
+     * @param onDeleted called with each object id deleted from the bucket (the engine forgets its cached index)
+     * @param nanoClock the clock that times the deletion grace period, like {@link System#nanoTime()}
+     */
     public Compactor(Settings settings, ObjectStorage store, MetadataStore metadata, ByteBufAllocator alloc,
-                     long nodeId, long nodeEpoch, LongConsumer onDeleted) {
+                     long nodeId, long nodeEpoch, LongConsumer onDeleted, LongSupplier nanoClock) {
+        this.nanoClock = nanoClock;
         this.settings = settings;
         this.store = store;
         this.metadata = metadata;
@@ -208,11 +213,6 @@ public final class Compactor implements AutoCloseable {
             throw new CompactionException("compaction round did not finish in 10 minutes", e);
         }
         return stats();
-    }
-
-    /** Test hook: the clock that measures the grace period (nanoseconds, like {@link System#nanoTime()}). */
-    public void clockForTesting(LongSupplier nanos) {
-        this.nanoClock = nanos;
     }
 
     public Stats stats() {

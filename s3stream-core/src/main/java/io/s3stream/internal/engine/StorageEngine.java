@@ -11,7 +11,6 @@ import io.s3stream.Stream;
 import io.s3stream.StreamClosedException;
 import io.s3stream.StreamFencedException;
 import io.s3stream.StreamOptions;
-import io.s3stream.StreamStorage;
 import io.s3stream.TakeoverResult;
 import io.s3stream.cache.BlockCache;
 import io.s3stream.internal.compaction.Compactor;
@@ -32,9 +31,10 @@ import java.util.SortedMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
- * The storage engine behind {@link StreamStorage}: it wires the write path ({@link AppendSequencer}: WAL →
+ * The storage engine behind {@link io.s3stream.StreamStorage}: it wires the write path ({@link AppendSequencer}: WAL →
  * log cache), the upload pipeline ({@link Uploader}: log cache → objects → manifest → WAL trim), the read path
  * ({@link ReadPath}: log cache → manifest → block cache → object store) and compaction, recovers the WAL at start,
  * keeps the registry of open streams, and takes over other nodes' WALs.
@@ -50,7 +50,7 @@ import java.util.concurrent.TimeUnit;
  * whole ({@link AppendSequencer#fail}): appends fail fast with the cause; acknowledged data in the log cache is still
  * uploaded unless the node itself is fenced in the manifest, in which case the new owner recovers it from the WAL.
  */
-public final class StorageEngine implements StreamStorage {
+public final class StorageEngine implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(StorageEngine.class.getName());
 
     private final StorageConfig config;
@@ -73,18 +73,18 @@ public final class StorageEngine implements StreamStorage {
     private final StreamHandle.Closer closer = (handle, destroy) -> closeStream(handle, destroy);
     private volatile boolean closed;
 
-    private StorageEngine(StorageConfig config, ObjectStorage objects, MetadataStore metadata, long nodeEpoch,
-                          WriteAheadLog wal) {
+    private StorageEngine(StorageConfig config, MemoryBudgets budgets, ObjectStorage objects, MetadataStore metadata,
+                          long nodeEpoch, WriteAheadLog wal, LongSupplier nanoClock) {
         this.config = config;
         this.objects = objects;
         this.metadata = metadata;
         this.nodeEpoch = nodeEpoch;
         this.wal = wal;
         this.keyValues = new ManifestKeyValues(metadata);
-        this.logCache = new LogCache(config.logCacheBytes());
-        this.blockCache = BlockCache.create(config.blockCacheBytes(), config.readAheadBytes());
-        this.readAhead = new ReadAhead(Math.min(config.readAheadMaxWindowBytes(), 2 * config.objectBlockSizeBytes()),
-                config.readAheadBytes() == 0 ? 0 : config.readAheadMaxWindowBytes());
+        this.logCache = new LogCache(budgets.logCacheBytes());
+        this.blockCache = BlockCache.create(budgets.blockCacheBytes(), budgets.readAheadBytes());
+        this.readAhead = new ReadAhead(Math.min(budgets.readAheadMaxWindowBytes(), 2 * config.objectBlockSizeBytes()),
+                budgets.readAheadBytes() == 0 ? 0 : budgets.readAheadMaxWindowBytes());
         this.catchUp = new CatchUpThrottle(config.catchUpMaxInFlight(), config.catchUpBytesPerSecond());
         ObjectFetcher fetcher = new ObjectFetcher(objects, blockCache, readAhead, catchUp, 10_000);
         this.readPath = new ReadPath(logCache, metadata, fetcher, readAhead);
@@ -105,7 +105,7 @@ public final class StorageEngine implements StreamStorage {
         this.sequencer = new AppendSequencer(wal, logCache, uploader, alloc, config.maxBatchBytes(),
                 config.backpressureTimeout().toNanos());
         this.compactor = new Compactor(Compactor.Settings.of(config), objects, metadata, alloc, config.nodeId(),
-                nodeEpoch, fetcher::forget);
+                nodeEpoch, fetcher::forget, nanoClock);
     }
 
     private static BlockUploader.Settings uploadSettings(StorageConfig config) {
@@ -115,7 +115,15 @@ public final class StorageEngine implements StreamStorage {
 
     /** Opens the backends, registers the node, recovers the WAL, and returns a running engine. */
     public static StorageEngine start(StorageConfig config) {
-        checkMemory(config, MemoryLimits.maxDirectMemoryBytes());
+        return start(config, System::nanoTime);
+    }
+
+    /**
+     * {@link #start(StorageConfig)} with the clock that times the compactor's deletion grace period (nanoseconds, like
+     * {@link System#nanoTime()}); tests inject a manual one.
+     */
+    static StorageEngine start(StorageConfig config, LongSupplier nanoClock) {
+        MemoryBudgets budgets = MemoryBudgets.resolve(config, MemoryLimits.maxDirectMemoryBytes());
         ObjectStorage objects = new ObjectStorage(ObjectStores.open(config.objectStore()),
                 ObjectStorage.RetryPolicy.defaults(), ObjectStorage.Settings.defaults()
                 .withMaxInFlight(config.objectStoreMaxInFlight())
@@ -126,7 +134,7 @@ public final class StorageEngine implements StreamStorage {
             metadata = Backends.openMetadata(config, objects.backend());
             long nodeEpoch = metadata.registerNode(config.nodeId()).join();
             wal = Backends.openWal(config, walContext(config, config.nodeId(), nodeEpoch, metadata, objects));
-            StorageEngine engine = new StorageEngine(config, objects, metadata, nodeEpoch, wal);
+            StorageEngine engine = new StorageEngine(config, budgets, objects, metadata, nodeEpoch, wal, nanoClock);
             new WalReplay(wal, metadata, engine.logCache, engine.blockUploader, config.uploadThresholdBytes(),
                     config.backpressureTimeout().toNanos()).run();
             engine.uploader.start(); // not before: recovery uploads on its own and must be alone in doing so
@@ -163,7 +171,6 @@ public final class StorageEngine implements StreamStorage {
 
     // ---------------------------------------------------------------- streams
 
-    @Override
     public CompletableFuture<Stream> createStream(StreamOptions options) {
         if (closed) {
             return CompletableFuture.failedFuture(new StreamClosedException("the storage engine is closed"));
@@ -175,7 +182,6 @@ public final class StorageEngine implements StreamStorage {
         });
     }
 
-    @Override
     public CompletableFuture<Stream> openStream(long streamId, long epoch) {
         if (closed) {
             return CompletableFuture.failedFuture(new StreamClosedException("the storage engine is closed"));
@@ -242,7 +248,6 @@ public final class StorageEngine implements StreamStorage {
     // ---------------------------------------------------------------- takeover
 
     /** Runs on its own thread; the engine keeps serving meanwhile. */
-    @Override
     public CompletableFuture<TakeoverResult> takeOverNode(long nodeId) {
         if (closed) {
             return CompletableFuture.failedFuture(new StreamClosedException("the storage engine is closed"));
@@ -317,36 +322,28 @@ public final class StorageEngine implements StreamStorage {
 
     // ---------------------------------------------------------------- accessors
 
-    @Override
     public KeyValues keyValues() {
         return keyValues;
     }
 
-    @Override
     public StorageMetrics metrics() {
         BlockCache.Stats cache = blockCache.stats();
         List<Integer> windows = readAhead.windows();
-        return new StorageMetrics(sequencer.appendedBatches.sum(), sequencer.appendedBytes.sum(),
-                blockUploader.uploadedObjects.sum(), blockUploader.uploadedBytes.sum(), logCache.usedBytes(),
-                cache.bytesHeld() + cache.readAheadBytesHeld(), cache.hits(), cache.misses(), objects.requestCounts(),
-                objects.bytesOut(), objects.bytesIn(), objects.retries(), logCache.capacityBytes(),
-                cache.capacityBytes(), readPath.fetchesFromLogCache.sum(), readPath.fetchesFromObjects.sum(),
-                cache.evictions(), cache.mergedLoads(), cache.readAheadBytesHeld(), cache.readAheadHits(),
-                cache.readAheadBlocks(), cache.readAheadEvictedUnread(), windows.size(),
-                windows.stream().mapToLong(Integer::longValue).max().orElse(0),
-                windows.stream().mapToLong(Integer::longValue).sum(), catchUp.queued());
-    }
-
-    /** Refuses budgets that cannot fit in the JVM's direct memory: fail at startup, not with an OOM mid-replay. */
-    static void checkMemory(StorageConfig config, long directLimitBytes) {
-        long total = config.logCacheBytes() + config.blockCacheBytes();
-        if (total > directLimitBytes) {
-            throw new InvalidConfigException("StorageConfig.logCacheBytes (" + config.logCacheBytes()
-                    + ") + blockCacheBytes (" + config.blockCacheBytes() + ") = " + total
-                    + " bytes exceed the JVM's direct-memory limit of " + directLimitBytes
-                    + " bytes (-XX:MaxDirectMemorySize, or the maximum heap when unset): lower the cache budgets "
-                    + "or raise -XX:MaxDirectMemorySize");
-        }
+        return new StorageMetrics(
+                new StorageMetrics.Appends(sequencer.appendedBatches.sum(), sequencer.appendedBytes.sum()),
+                new StorageMetrics.Uploads(blockUploader.uploadedObjects.sum(), blockUploader.uploadedBytes.sum(),
+                        blockUploader.adoptedObjects.sum(), blockUploader.adoptedBytes.sum()),
+                new StorageMetrics.LogCache(logCache.usedBytes(), logCache.capacityBytes()),
+                new StorageMetrics.BlockCache(cache.bytesHeld() + cache.readAheadBytesHeld(), cache.capacityBytes(),
+                        cache.hits(), cache.misses(), cache.evictions(), cache.mergedLoads()),
+                new StorageMetrics.ReadAhead(cache.readAheadBytesHeld(), cache.readAheadHits(), cache.readAheadBlocks(),
+                        cache.readAheadEvictedUnread(), windows.size(),
+                        windows.stream().mapToLong(Integer::longValue).max().orElse(0),
+                        windows.stream().mapToLong(Integer::longValue).sum()),
+                new StorageMetrics.Reads(readPath.fetchesFromLogCache.sum(), readPath.fetchesFromObjects.sum(),
+                        catchUp.queued()),
+                new StorageMetrics.ObjectStore(objects.requestCounts(), objects.bytesOut(), objects.bytesIn(),
+                        objects.retries()));
     }
 
     /** The manifest (tests inspect it). */
@@ -360,7 +357,7 @@ public final class StorageEngine implements StreamStorage {
     }
 
     /** The compactor (also when background compaction is disabled: tests drive it with {@link Compactor#runNow()}). */
-    public Compactor compactor() {
+    Compactor compactor() {
         return compactor;
     }
 
@@ -403,7 +400,7 @@ public final class StorageEngine implements StreamStorage {
      * Test hook simulating a crash: stops at once without uploading, without trimming the WAL and without touching
      * the manifest, then releases memory. A new engine on the same WAL and stores must recover everything acknowledged.
      */
-    public void haltForTesting() {
+    void halt() {
         closed = true;
         sequencer.close();
         compactor.halt();

@@ -100,9 +100,9 @@ public final class CatchUpReadBenchmark {
 
     private static String brief(StreamStorage storage) {
         var m = storage.metrics();
-        return "GETs=" + m.objectStoreRequests().get("GET") + " merged=" + m.mergedGets() + " raHits="
-                + m.readAheadHits() + " raBlocks=" + m.readAheadBlocks() + " evictedUnread="
-                + m.readAheadEvictedUnread() + " blockHitRate=" + String.format("%.2f", m.blockCacheHitRate());
+        return "GETs=" + m.objectStore().requests().get("GET") + " merged=" + m.blockCache().mergedLoads() + " raHits="
+                + m.readAhead().hits() + " raBlocks=" + m.readAhead().blocks() + " evictedUnread="
+                + m.readAhead().evictedUnread() + " blockHitRate=" + String.format("%.2f", m.blockCache().hitRate());
     }
 
     private static long catchUp(Stream s) throws Exception {

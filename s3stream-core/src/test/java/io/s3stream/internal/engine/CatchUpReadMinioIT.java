@@ -94,7 +94,7 @@ class CatchUpReadMinioIT {
             appendChecked(backlog, 4, BACKLOG_BATCH_BYTES);
         }
         StorageMetrics before = storage.metrics();
-        assertThat(before.uploadedObjects()).isPositive();
+        assertThat(before.uploads().objects()).isPositive();
 
         AtomicReference<Throwable> tailFailure = new AtomicReference<>();
         AtomicBoolean catchUpDone = new AtomicBoolean();
@@ -147,28 +147,28 @@ class CatchUpReadMinioIT {
 
         StorageMetrics after = storage.metrics();
         // Every tail fetch came from the log cache; every object read was the catch-up reader's.
-        assertThat(after.fetchesFromLogCache() - before.fetchesFromLogCache()).isGreaterThanOrEqualTo(tailFetches.get());
-        assertThat(after.fetchesFromObjects() - before.fetchesFromObjects()).isLessThanOrEqualTo(catchUpFetches);
-        assertThat(after.fetchesFromObjects() - before.fetchesFromObjects()).isPositive();
-        assertThat(after.readAheadHits()).as("read-ahead served the catch-up reader").isPositive();
-        assertThat(after.readAheadBytes()).isLessThanOrEqualTo(fixture.config(1).build().readAheadBytes());
-        assertThat(after.blockCacheBytes()).isLessThanOrEqualTo(after.blockCacheCapacityBytes());
-        assertThat(after.logCacheBytes()).isLessThanOrEqualTo(after.logCacheCapacityBytes());
+        assertThat(after.reads().fromLogCache() - before.reads().fromLogCache()).isGreaterThanOrEqualTo(tailFetches.get());
+        assertThat(after.reads().fromObjects() - before.reads().fromObjects()).isLessThanOrEqualTo(catchUpFetches);
+        assertThat(after.reads().fromObjects() - before.reads().fromObjects()).isPositive();
+        assertThat(after.readAhead().hits()).as("read-ahead served the catch-up reader").isPositive();
+        assertThat(after.readAhead().bytes()).isLessThanOrEqualTo(MemoryBudgets.resolve(fixture.config(1).build(), Long.MAX_VALUE).readAheadBytes());
+        assertThat(after.blockCache().bytes()).isLessThanOrEqualTo(after.blockCache().capacityBytes());
+        assertThat(after.logCache().bytes()).isLessThanOrEqualTo(after.logCache().capacityBytes());
 
         // With the replay over, the tail alone makes no GET at all (uploads are PUTs).
-        long getsBefore = after.objectStoreRequests().get("GET");
-        long objectFetchesBefore = after.fetchesFromObjects();
+        long getsBefore = after.objectStore().requests().get("GET");
+        long objectFetchesBefore = after.reads().fromObjects();
         for (int i = 0; i < 100; i++) {
             tailNext[0] = tailRound(tail, tailNext[0]);
         }
         StorageMetrics tailOnly = storage.metrics();
-        assertThat(tailOnly.objectStoreRequests().get("GET")).as("GETs while only the tail reads").isEqualTo(getsBefore);
-        assertThat(tailOnly.fetchesFromObjects()).isEqualTo(objectFetchesBefore);
+        assertThat(tailOnly.objectStore().requests().get("GET")).as("GETs while only the tail reads").isEqualTo(getsBefore);
+        assertThat(tailOnly.reads().fromObjects()).isEqualTo(objectFetchesBefore);
 
         System.out.printf("catch-up on MinIO: %d fetches in %d ms, %d tail fetches meanwhile, GETs %d, read-ahead hits %d,"
                         + " blocks %d, evicted unread %d, merged %d%n",
                 catchUpFetches, catchUpMs, tailFetchesDuringCatchUp.get(),
-                after.objectStoreRequests().get("GET") - before.objectStoreRequests().get("GET"),
-                after.readAheadHits(), after.readAheadBlocks(), after.readAheadEvictedUnread(), after.mergedGets());
+                after.objectStore().requests().get("GET") - before.objectStore().requests().get("GET"),
+                after.readAhead().hits(), after.readAhead().blocks(), after.readAhead().evictedUnread(), after.blockCache().mergedLoads());
     }
 }

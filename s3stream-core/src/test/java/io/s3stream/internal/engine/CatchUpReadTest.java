@@ -120,25 +120,25 @@ class CatchUpReadTest {
 
         StorageMetrics after = storage.metrics();
         // Every tail fetch came from the log cache; every object read was the catch-up reader's.
-        assertThat(after.fetchesFromLogCache() - before.fetchesFromLogCache()).isGreaterThanOrEqualTo(tailFetches[0]);
-        assertThat(after.fetchesFromObjects() - before.fetchesFromObjects()).isLessThanOrEqualTo(catchUpFetches);
-        assertThat(after.fetchesFromObjects() - before.fetchesFromObjects()).isPositive();
-        assertThat(after.readAheadHits()).as("read-ahead served the catch-up reader").isPositive();
-        assertThat(after.mergedGets()).as("adjacent blocks were read with one GET").isPositive();
-        assertThat(after.readAheadBytes()).isLessThanOrEqualTo(fixture.config(1).build().readAheadBytes());
-        assertThat(after.blockCacheBytes()).isLessThanOrEqualTo(after.blockCacheCapacityBytes());
-        assertThat(after.logCacheBytes()).isLessThanOrEqualTo(after.logCacheCapacityBytes());
+        assertThat(after.reads().fromLogCache() - before.reads().fromLogCache()).isGreaterThanOrEqualTo(tailFetches[0]);
+        assertThat(after.reads().fromObjects() - before.reads().fromObjects()).isLessThanOrEqualTo(catchUpFetches);
+        assertThat(after.reads().fromObjects() - before.reads().fromObjects()).isPositive();
+        assertThat(after.readAhead().hits()).as("read-ahead served the catch-up reader").isPositive();
+        assertThat(after.blockCache().mergedLoads()).as("adjacent blocks were read with one GET").isPositive();
+        assertThat(after.readAhead().bytes()).isLessThanOrEqualTo(MemoryBudgets.resolve(fixture.config(1).build(), Long.MAX_VALUE).readAheadBytes());
+        assertThat(after.blockCache().bytes()).isLessThanOrEqualTo(after.blockCache().capacityBytes());
+        assertThat(after.logCache().bytes()).isLessThanOrEqualTo(after.logCache().capacityBytes());
         System.out.printf("catch-up: %d fetches, GETs %d, read-ahead hits %d, blocks %d, evicted unread %d, merged %d%n",
-                catchUpFetches, after.objectStoreRequests().get("GET") - before.objectStoreRequests().get("GET"),
-                after.readAheadHits(), after.readAheadBlocks(), after.readAheadEvictedUnread(), after.mergedGets());
+                catchUpFetches, after.objectStore().requests().get("GET") - before.objectStore().requests().get("GET"),
+                after.readAhead().hits(), after.readAhead().blocks(), after.readAhead().evictedUnread(), after.blockCache().mergedLoads());
     }
 
     @Test
     void budgetsBeyondTheDirectMemoryLimitAreRefusedAtStartup() {
         StorageConfig config = StorageConfig.builder().nodeId(1).dataDir(Path.of("/tmp"))
                 .logCacheBytes(64L << 20).blockCacheBytes(32L << 20).build();
-        StorageEngine.checkMemory(config, 96L << 20);
-        assertThatThrownBy(() -> StorageEngine.checkMemory(config, (96L << 20) - 1))
+        MemoryBudgets.resolve(config, 96L << 20);
+        assertThatThrownBy(() -> MemoryBudgets.resolve(config, (96L << 20) - 1))
                 .isInstanceOf(InvalidConfigException.class)
                 .hasMessageContaining("logCacheBytes").hasMessageContaining("MaxDirectMemorySize");
     }
@@ -146,10 +146,12 @@ class CatchUpReadTest {
     @Test
     void defaultBudgetsAreSharesOfTheDirectMemoryLimit() {
         StorageConfig config = StorageConfig.builder().nodeId(1).dataDir(Path.of("/tmp")).build();
+        assertThat(config.logCacheBytes()).as("left to the engine").isEmpty();
         long limit = MemoryLimits.maxDirectMemoryBytes();
-        assertThat(config.logCacheBytes()).isEqualTo(MemoryLimits.share(limit, 0.25, 64L << 20, 1L << 30));
-        assertThat(config.blockCacheBytes()).isEqualTo(MemoryLimits.share(limit, 0.125, 32L << 20, 512L << 20));
-        assertThat(config.readAheadBytes()).isEqualTo(config.blockCacheBytes() / 2);
-        assertThat(config.logCacheBytes() + config.blockCacheBytes()).isLessThanOrEqualTo(Math.max(limit, 96L << 20));
+        MemoryBudgets budgets = MemoryBudgets.resolve(config, limit);
+        assertThat(budgets.logCacheBytes()).isEqualTo(MemoryLimits.share(limit, 0.25, 64L << 20, 1L << 30));
+        assertThat(budgets.blockCacheBytes()).isEqualTo(MemoryLimits.share(limit, 0.125, 32L << 20, 512L << 20));
+        assertThat(budgets.readAheadBytes()).isEqualTo(budgets.blockCacheBytes() / 2);
+        assertThat(budgets.logCacheBytes() + budgets.blockCacheBytes()).isLessThanOrEqualTo(Math.max(limit, 96L << 20));
     }
 }

@@ -5,7 +5,6 @@ import io.s3stream.RecordBatch;
 import io.s3stream.StorageConfig;
 import io.s3stream.Stream;
 import io.s3stream.StreamOptions;
-import io.s3stream.StreamStorage;
 import io.s3stream.internal.compaction.Compactor;
 import io.s3stream.spi.ObjectMetadata;
 import io.s3stream.spi.ObjectState;
@@ -51,7 +50,7 @@ public final class CompactionBenchmark {
         long retentionMs = 40_000;
         List<Long> ids = new ArrayList<>();
         long ingested = 0;
-        StorageEngine engine = (StorageEngine) StreamStorage.open(config(dir, compactWhileWriting));
+        StorageEngine engine = StorageEngine.start(config(dir, compactWhileWriting));
         List<Stream> streams = new ArrayList<>();
         for (int i = 0; i < streamCount; i++) {
             streams.add(engine.createStream(StreamOptions.defaults()).get());
@@ -105,17 +104,17 @@ public final class CompactionBenchmark {
 
         // Cold fetches: before compaction (a fresh engine, compaction off, on data compacted only as far as the run
         // got), after a full compaction. Cold = a new engine, so no index or block is cached.
-        StorageEngine cold = (StorageEngine) StreamStorage.open(config(dir, false));
+        StorageEngine cold = StorageEngine.start(config(dir, false));
         System.out.println("cold fetch before final compaction: " + coldFetch(cold, ids, 1) + " objects "
                 + committed(cold));
         cold.close();
         // Without compaction for comparison: a separate run with compaction off gives the uncompacted figure.
-        cold = (StorageEngine) StreamStorage.open(config(dir, false));
+        cold = StorageEngine.start(config(dir, false));
         for (int i = 0; i < 3; i++) {
             cold.compactor().runNow();
         }
         cold.close();
-        cold = (StorageEngine) StreamStorage.open(config(dir, false));
+        cold = StorageEngine.start(config(dir, false));
         System.out.println("cold fetch after final compaction:  " + coldFetch(cold, ids, 2) + " objects "
                 + committed(cold));
         cold.close();

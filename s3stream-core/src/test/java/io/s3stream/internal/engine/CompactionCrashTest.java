@@ -4,7 +4,6 @@ import io.s3stream.RecordBatch;
 import io.s3stream.StorageConfig;
 import io.s3stream.Stream;
 import io.s3stream.StreamOptions;
-import io.s3stream.StreamStorage;
 import io.s3stream.internal.compaction.LeakChecker;
 import io.s3stream.spi.ObjectMetadata;
 import io.s3stream.spi.StreamRange;
@@ -50,7 +49,7 @@ class CompactionCrashTest {
 
     /** Child: compacts in a loop until killed. */
     public static void main(String[] args) {
-        StorageEngine engine = (StorageEngine) StreamStorage.open(config(Path.of(args[0])));
+        StorageEngine engine = StorageEngine.start(config(Path.of(args[0])));
         System.out.println("STARTED");
         System.out.flush();
         for (int i = 0; ; i++) {
@@ -67,7 +66,7 @@ class CompactionCrashTest {
         random.setSeed(seed);
         List<TreeMap<Long, byte[]>> model = new ArrayList<>();
         List<Long> ids = new ArrayList<>();
-        try (StorageEngine engine = (StorageEngine) StreamStorage.open(config(dir))) {
+        try (StorageEngine engine = StorageEngine.start(config(dir))) {
             List<Stream> streams = new ArrayList<>();
             for (int i = 0; i < 10; i++) {
                 streams.add(engine.createStream(StreamOptions.defaults()).get());
@@ -113,7 +112,7 @@ class CompactionCrashTest {
             assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
         }
         Thread.sleep(2_100); // outputs of killed runs: their prepared ids expire
-        try (StorageEngine engine = (StorageEngine) StreamStorage.open(config(dir))) {
+        try (StorageEngine engine = StorageEngine.start(config(dir))) {
             for (int i = 0; i < 3; i++) {
                 assertThat(engine.compactor().runNow().lastError()).as("seed %d", seed).isNull();
             }

@@ -64,10 +64,10 @@ class CompactionMinioIT {
     }
 
     private StorageEngine open(UnaryOperator<StorageConfig.Builder> more) {
-        return (StorageEngine) fixture.open(1, b -> more.apply(b.objectStore(S3.uri(prefix)).metadata(null)
+        return EngineHooks.engine(fixture.open(1, b -> more.apply(b.objectStore(S3.uri(prefix)).metadata(null)
                 .compactionEnabled(true).compactionInterval(Duration.ofHours(1))
                 .objectDeletionGracePeriod(GRACE).streamObjectThresholdBytes(256 * 1024)
-                .compactionMemoryBytes(32 * MIB).backpressureTimeout(Duration.ofSeconds(30))));
+                .compactionMemoryBytes(32 * MIB).backpressureTimeout(Duration.ofSeconds(30)))));
     }
 
     private List<Stream> create(StorageEngine engine, int count) throws Exception {
@@ -216,8 +216,8 @@ class CompactionMinioIT {
         engine = open(b -> b);
         streams = reopen(engine, streams);
         checkEveryOffset(streams);
-        assertThat(engine.metrics().fetchesFromObjects()).isPositive();
-        assertThat(engine.metrics().fetchesFromLogCache()).isZero();
+        assertThat(engine.metrics().reads().fromObjects()).isPositive();
+        assertThat(engine.metrics().reads().fromLogCache()).isZero();
 
         awaitExactBucket(engine, true);
         assertThat(engine.compactor().stats().objectsDeleted()).isEqualTo(5);
@@ -244,9 +244,9 @@ class CompactionMinioIT {
         StorageMetrics after = engine.metrics();
         assertThat(stats.lastError()).isNull();
         assertThat(committed(engine, ObjectType.STREAM)).as("merged into one").hasSize(1);
-        long copies = after.objectStoreRequests().get("PART_COPY") - before.objectStoreRequests().get("PART_COPY");
-        long bytesOut = after.objectStoreBytesOut() - before.objectStoreBytesOut();
-        long bytesIn = after.objectStoreBytesIn() - before.objectStoreBytesIn();
+        long copies = after.objectStore().requests().get("PART_COPY") - before.objectStore().requests().get("PART_COPY");
+        long bytesOut = after.objectStore().bytesOut() - before.objectStore().bytesOut();
+        long bytesIn = after.objectStore().bytesIn() - before.objectStore().bytesIn();
         System.out.printf("SO merge of %d bytes: PART_COPY %d, bytes copied %d, through node %d, out %d, in %d%n",
                 inputBytes, copies, stats.bytesCopied(), stats.bytesWritten(), bytesOut, bytesIn);
         assertThat(copies).as("server-side copies (UploadPartCopy)").isGreaterThanOrEqualTo(3);
@@ -259,7 +259,7 @@ class CompactionMinioIT {
         engine = open(big);
         streams = reopen(engine, streams);
         checkEveryOffset(streams);
-        assertThat(engine.metrics().fetchesFromObjects()).isPositive();
+        assertThat(engine.metrics().reads().fromObjects()).isPositive();
         awaitExactBucket(engine, true);
         checkEveryOffset(streams);
     }
@@ -283,6 +283,6 @@ class CompactionMinioIT {
         engine.close();
         StorageEngine reopened = open(b -> b);
         checkEveryOffset(reopen(reopened, streams));
-        assertThat(reopened.metrics().fetchesFromObjects()).isPositive();
+        assertThat(reopened.metrics().reads().fromObjects()).isPositive();
     }
 }

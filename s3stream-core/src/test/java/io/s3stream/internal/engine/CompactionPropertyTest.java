@@ -84,8 +84,7 @@ class CompactionPropertyTest {
                     .compactionEnabled(false).objectDeletionGracePeriod(Duration.ofSeconds(60))
                     .streamObjectThresholdBytes(128 * 1024).streamObjectTargetBytes(512 * 1024)
                     .compactionMaxAge(Duration.ofMinutes(1)).compactionMemoryBytes(2L << 20);
-            StorageEngine engine = (StorageEngine) fixture.open(1, config);
-            engine.compactor().clockForTesting(nanos::get);
+            StorageEngine engine = EngineHooks.engine(fixture.open(1, config, nanos::get));
             List<Stream> streams = new ArrayList<>();
             List<TreeMap<Long, byte[]>> model = new ArrayList<>();
             boolean[] destroyed = new boolean[STREAMS];
@@ -129,8 +128,7 @@ class CompactionPropertyTest {
                     }
                     case Restart ignored -> {
                         engine.close();
-                        engine = (StorageEngine) fixture.open(1, config);
-                        engine.compactor().clockForTesting(nanos::get);
+                        engine = EngineHooks.engine(fixture.open(1, config, nanos::get));
                         epoch++;
                         List<Stream> reopened = new ArrayList<>();
                         for (int i = 0; i < STREAMS; i++) {

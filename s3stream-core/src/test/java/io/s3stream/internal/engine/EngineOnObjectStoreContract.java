@@ -79,8 +79,8 @@ public abstract class EngineOnObjectStoreContract {
             readAllAndCheck(streams.get(s), expected.get(s));
         }
         StorageMetrics before = storage.metrics();
-        assertThat(before.uploadedObjects()).as("uploads happened (seed %d)", seed).isPositive();
-        assertThat(before.objectStoreRequests().get("PUT")).isPositive();
+        assertThat(before.uploads().objects()).as("uploads happened (seed %d)", seed).isPositive();
+        assertThat(before.objectStore().requests().get("PUT")).isPositive();
         long[] ids = {streams.get(0).streamId(), streams.get(1).streamId()};
         storage.close();
 
@@ -90,8 +90,8 @@ public abstract class EngineOnObjectStoreContract {
             readAllAndCheck(stream, expected.get(s));
         }
         StorageMetrics after = reopened.metrics();
-        assertThat(after.objectStoreRequests().get("GET")).as("reads after restart come from objects").isPositive();
-        assertThat(after.objectStoreBytesIn()).isPositive();
+        assertThat(after.objectStore().requests().get("GET")).as("reads after restart come from objects").isPositive();
+        assertThat(after.objectStore().bytesIn()).isPositive();
     }
 
     @Test
@@ -110,7 +110,7 @@ public abstract class EngineOnObjectStoreContract {
         StreamStorage reopened = open(12L * 1024 * 1024, 32L * 1024 * 1024);
         readAllAndCheck(reopened.openStream(id, 1).get(30, TimeUnit.SECONDS), expected);
         StorageMetrics m = reopened.metrics();
-        assertThat(m.objectStoreRequests().get("GET")).isPositive();
+        assertThat(m.objectStore().requests().get("GET")).isPositive();
         // The multipart counters belong to the first engine: check the objects instead: all data came back above.
     }
 

@@ -9,8 +9,8 @@ import io.s3stream.Stream;
 import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
 import io.s3stream.testing.EngineFixture;
-import io.s3stream.testing.FaultInjectingObjectStore;
 import io.s3stream.testing.FaultInjectingObjectStore.Operation;
+import io.s3stream.testing.FaultInjectingObjectStore;
 import io.s3stream.testing.FaultyObjectStoreProvider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -81,7 +81,7 @@ class ObjectStoreFaultsEngineTest {
         readAllAndCheck(reopened);
         assertThat(FaultyObjectStoreProvider.faults(storeName).faultsInjected(Operation.GET))
                 .as("torn reads happened (seed %d)", seed).isPositive();
-        assertThat(other.metrics().objectStoreRetries()).isPositive();
+        assertThat(other.metrics().objectStore().retries()).isPositive();
         assertThat(faults).isNotNull();
     }
 
@@ -129,7 +129,7 @@ class ObjectStoreFaultsEngineTest {
         // The budget (100 retries) is spent once; after that each upload round makes one request, and rounds back
         // off up to 5 s: a few hundred requests at most, not a storm of thousands.
         assertThat(putsWhileDead).as("PUTs to a dead store in 4 s (seed %d)", seed).isLessThan(300);
-        assertThat(storage.metrics().objectStoreRequests().get("PUT")).isEqualTo(putsWhileDead);
+        assertThat(storage.metrics().objectStore().requests().get("PUT")).isEqualTo(putsWhileDead);
         faults.clearFaults();
         append(s, 100);
         s.close().get(30, TimeUnit.SECONDS);

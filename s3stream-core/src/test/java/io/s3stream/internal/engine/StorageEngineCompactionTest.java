@@ -53,8 +53,7 @@ class StorageEngineCompactionTest {
     }
 
     private StorageEngine open(UnaryOperator<StorageConfig.Builder> more) {
-        StorageEngine engine = (StorageEngine) fixture.open(1, manual(more));
-        engine.compactor().clockForTesting(nanos::get);
+        StorageEngine engine = EngineHooks.engine(fixture.open(1, manual(more), nanos::get));
         return engine;
     }
 

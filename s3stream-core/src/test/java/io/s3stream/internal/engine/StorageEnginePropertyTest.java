@@ -111,7 +111,7 @@ class StorageEnginePropertyTest {
                         streams.get(t.stream()).trim(to).get(10, TimeUnit.SECONDS);
                         start[t.stream()] = to;
                     }
-                    case Flush ignored -> ((StorageEngine) storage).flush().get(30, TimeUnit.SECONDS);
+                    case Flush ignored -> EngineHooks.flush(storage).get(30, TimeUnit.SECONDS);
                     case Crash ignored -> {
                         fixture.crash(storage);
                         storage = fixture.open(1);

@@ -103,7 +103,7 @@ class StorageEngineTakeoverTest {
             assertHolds(moved, model.get(i), " (seed " + seed + ")");
             moved.append(RecordBatch.of(1, ByteBuffer.wrap(new byte[]{1}))).get(10, TimeUnit.SECONDS);
         }
-        assertThat(((StorageEngine) two).metadataStore().getNode(1).join().orElseThrow().nodeEpoch())
+        assertThat(EngineHooks.metadata(two).getNode(1).join().orElseThrow().nodeEpoch())
                 .isEqualTo(result.fencingNodeEpoch());
     }
 
@@ -165,7 +165,7 @@ class StorageEngineTakeoverTest {
         StreamStorage again = node(1);
         Stream reopened = again.openStream(stream.streamId(), stream.epoch() + 1).get(10, TimeUnit.SECONDS);
         assertHolds(reopened, model, " (seed " + seed + ")");
-        assertThat(((StorageEngine) again).metadataStore().getStream(stream.streamId()).join().orElseThrow().state())
+        assertThat(EngineHooks.metadata(again).getStream(stream.streamId()).join().orElseThrow().state())
                 .isEqualTo(StreamState.OPENED);
     }
 

@@ -108,7 +108,7 @@ class StorageEngineTest {
         assertThat(stream.confirmedOffset()).isEqualTo(offset);
         assertThat(stream.nextOffset()).isEqualTo(offset);
         assertThat(readAllAndCheck(stream, 0, 10_000)).isEqualTo(300);
-        assertThat(storage.metrics().appendedBatches()).isEqualTo(300);
+        assertThat(storage.metrics().appends().batches()).isEqualTo(300);
         try (FetchResult empty = stream.fetch(offset, offset + 10, 1000).get()) {
             assertThat(empty.batches()).isEmpty();
         }
@@ -127,15 +127,15 @@ class StorageEngineTest {
             append(s, 1 + random.nextInt(10), payload(10_000 + random.nextInt(20_000)));
         }
         StorageMetrics before = storage.metrics();
-        assertThat(before.uploadedObjects()).isPositive();
+        assertThat(before.uploads().objects()).isPositive();
         for (Stream s : streams) {
             readAllAndCheck(s, 0, 100_000);
             readAllAndCheck(s, s.confirmedOffset() / 2, 1);
         }
         StorageMetrics after = storage.metrics();
-        assertThat(after.objectStoreRequests().get("GET")).isPositive();
-        assertThat(after.blockCacheMisses()).isPositive();
-        assertThat(after.logCacheBytes()).isLessThanOrEqualTo(8L * 1024 * 1024);
+        assertThat(after.objectStore().requests().get("GET")).isPositive();
+        assertThat(after.blockCache().misses()).isPositive();
+        assertThat(after.logCache().bytes()).isLessThanOrEqualTo(8L * 1024 * 1024);
     }
 
     @Test
@@ -323,7 +323,7 @@ class StorageEngineTest {
             for (Stream s : streams) {
                 ends.put(s.streamId(), s.confirmedOffset());
             }
-            assertThat(storage.metrics().uploadedObjects()).isZero();
+            assertThat(storage.metrics().uploads().objects()).isZero();
             fixture.crash(storage);
 
             io.s3stream.testing.FaultyObjectStoreProvider.onOpen(storeName, store ->

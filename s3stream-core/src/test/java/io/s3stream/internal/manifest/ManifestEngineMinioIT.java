@@ -87,7 +87,7 @@ class ManifestEngineMinioIT {
         Stream taken = two.openStream(s.streamId(), 1).get(30, TimeUnit.SECONDS);
         assertThat(taken.nextOffset()).isEqualTo(600);
         readAll(taken, 600); // all of it from objects: node 2 never saw these appends
-        assertThat(two.metrics().objectStoreRequests().get("GET")).isPositive();
+        assertThat(two.metrics().objectStore().requests().get("GET")).isPositive();
         append(taken, 600);
 
         // The old owner cannot come back at its old epoch, nor take the stream while node 2 holds it.

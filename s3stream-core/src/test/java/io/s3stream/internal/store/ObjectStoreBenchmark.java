@@ -74,12 +74,12 @@ public final class ObjectStoreBenchmark {
                 getsPlain.add(rangedGets(server, false));
                 getsMerged.add(rangedGets(server, true));
                 StorageMetrics m = engineUpload(server, engineBytes, engine);
-                engineRequests.add(m.objectStoreRequests());
+                engineRequests.add(m.objectStore().requests());
                 System.out.printf("run %d: sdk PUT %.0f MiB/s, ObjectStorage PUT %.0f MiB/s, GET plain %.0f MiB/s (%d GETs),"
                                 + " GET merged %.0f MiB/s (%d GETs), engine %.0f MiB/s, requests %s (%.1f write req/GiB)%n",
                         run + 1, sdk.getLast(), layer.getLast(), getsPlain.getLast()[0], (long) getsPlain.getLast()[1],
-                        getsMerged.getLast()[0], (long) getsMerged.getLast()[1], engine.getLast(), m.objectStoreRequests(),
-                        m.writeRequestsPerGiB());
+                        getsMerged.getLast()[0], (long) getsMerged.getLast()[1], engine.getLast(), m.objectStore().requests(),
+                        m.objectStore().writeRequestsPerGiB());
             }
             double sdkMedian = median(sdk);
             double engineMedian = median(engine);

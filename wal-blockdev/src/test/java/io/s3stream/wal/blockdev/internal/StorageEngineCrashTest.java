@@ -5,6 +5,7 @@ import io.s3stream.RecordBatch;
 import io.s3stream.StoredBatch;
 import io.s3stream.Stream;
 import io.s3stream.StreamStorage;
+import io.s3stream.internal.engine.EngineHooks;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -278,7 +279,7 @@ class StorageEngineCrashTest {
         StreamStorage storage = StreamStorage.open(StorageEngineCrashChild.config(dataDir, 1L << 20, 20));
         boolean halted = false;
         try {
-            recoveryUploads += storage.metrics().uploadedObjects();
+            recoveryUploads += storage.metrics().uploads().objects();
             Optional<byte[]> ids = storage.keyValues().get(StorageEngineCrashChild.STREAMS_KEY).get(30, TimeUnit.SECONDS);
             assertThat(ids).as("stream ids in the key-value space" + context).isPresent();
             for (String idText : new String(ids.get(), StandardCharsets.UTF_8).split(",")) {
@@ -287,9 +288,9 @@ class StorageEngineCrashTest {
                 verifyStream(stream, full);
             }
             if (halt) {
-                // The engine's crash hook (tests compile against the exported API only): stops without uploading,
-                // so the batches just appended stay in the WAL for the next child to recover.
-                storage.getClass().getMethod("haltForTesting").invoke(storage);
+                // The engine's crash hook: stops without uploading, so the batches just appended stay in the WAL for
+                // the next child to recover.
+                EngineHooks.halt(storage);
                 halted = true;
             }
         } finally {
