@@ -2,6 +2,7 @@
  * s3stream core: the stream API ({@code io.s3stream}), the SPIs for WAL, object store and metadata backends
  * ({@code io.s3stream.spi}), and the engine behind them.
  */
+@SuppressWarnings("module") // qualified exports name modules built after this one
 module io.s3stream.core {
     requires transitive io.netty.buffer;
     requires io.netty.common;
@@ -23,6 +24,8 @@ module io.s3stream.core {
 
     exports io.s3stream;
     exports io.s3stream.spi;
+    // wal-object lays its objects out in object format v1 so that the engine can adopt them as stream set objects.
+    exports io.s3stream.internal.format to io.s3stream.wal.object;
 
     uses io.s3stream.spi.WriteAheadLogProvider;
     uses io.s3stream.spi.ObjectStoreProvider;

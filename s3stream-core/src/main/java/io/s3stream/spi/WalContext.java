@@ -28,10 +28,14 @@ import java.util.function.Function;
  *                            ({@link NodeMetadata#walCommittedPosition()}); a WAL that cannot record its own trim point
  *                            durably starts recovery there. {@link #NO_POSITION} when the manifest records none.
  * @param takeover            whether this node opens another node's log to recover it
+ * @param trimsRecorded       whether every trim point is recorded durably before {@code trim} is called, and handed
+ *                            back as {@code committedPosition} at the next open (the engine records it in the manifest
+ *                            with the upload that made the trim possible): a WAL that cannot record a trim point
+ *                            cheaply (objectwal) may then rely on it instead of persisting trims itself
  */
 public record WalContext(long nodeId, long nodeEpoch, Path dataDir, Duration backpressureTimeout,
                          ObjectStore objectStore, Function<URI, ObjectStore> objectStores, long committedPosition,
-                         boolean takeover) {
+                         boolean takeover, boolean trimsRecorded) {
 
     /** {@link #committedPosition} when the manifest has no record for the node's WAL. */
     public static final long NO_POSITION = -1;
@@ -43,25 +47,28 @@ public record WalContext(long nodeId, long nodeEpoch, Path dataDir, Duration bac
 
     /** An owner's context outside an engine: no object store, no committed position. */
     public WalContext(long nodeId, long nodeEpoch, Path dataDir, Duration backpressureTimeout) {
-        this(nodeId, nodeEpoch, dataDir, backpressureTimeout, null, null, NO_POSITION, false);
+        this(nodeId, nodeEpoch, dataDir, backpressureTimeout, null, null, NO_POSITION, false, false);
     }
 
     /** This context with the engine's object store and an opener for other stores. */
     public WalContext withObjectStores(ObjectStore objectStore, Function<URI, ObjectStore> objectStores) {
         return new WalContext(nodeId, nodeEpoch, dataDir, backpressureTimeout, objectStore, objectStores,
-                committedPosition, takeover);
+                committedPosition, takeover, trimsRecorded);
     }
 
-    /** This context with the manifest's committed position of the node's WAL. */
+    /**
+     * This context with the manifest's committed position of the node's WAL, which the engine keeps up to date with
+     * every trim ({@link #trimsRecorded}).
+     */
     public WalContext withCommittedPosition(long position) {
         return new WalContext(nodeId, nodeEpoch, dataDir, backpressureTimeout, objectStore, objectStores, position,
-                takeover);
+                takeover, true);
     }
 
     /** This context for a takeover: the same node id and epoch, opened by another node to recover the log. */
     public WalContext forTakeover() {
         return new WalContext(nodeId, nodeEpoch, dataDir, backpressureTimeout, objectStore, objectStores,
-                committedPosition, true);
+                committedPosition, true, trimsRecorded);
     }
 
     /** The engine's object store, or a clear error when the WAL was opened without one. */

@@ -80,9 +80,19 @@ public abstract class WriteAheadLogContractTest {
         return buf;
     }
 
+    /** A record of between 1 and {@code maxSize} bytes (see {@link #newRecord}). */
     protected byte[] randomRecord(int maxSize) {
-        byte[] data = new byte[1 + random.nextInt(maxSize)];
-        random.nextBytes(data);
+        return newRecord(random, 1 + random.nextInt(maxSize));
+    }
+
+    /**
+     * A record of exactly {@code size} bytes, its content drawn from {@code r}. Random bytes by default; a backend that
+     * reads the engine's record layout (wal-object) makes valid {@link io.s3stream.spi.WalRecordFormat} records.
+     * Called concurrently by several threads (each with its own {@code r}).
+     */
+    protected byte[] newRecord(Random r, int size) {
+        byte[] data = new byte[size];
+        r.nextBytes(data);
         return data;
     }
 
@@ -188,8 +198,7 @@ public abstract class WriteAheadLogContractTest {
                 Random r = new Random(threadSeed);
                 CompletableFuture<WalAppendResult> previous = null;
                 for (int i = 0; i < perThread; i++) {
-                    byte[] data = new byte[1 + r.nextInt(2000)];
-                    r.nextBytes(data);
+                    byte[] data = newRecord(r, 1 + r.nextInt(2000));
                     ByteBuf buf = buffer(data);
                     CompletableFuture<WalAppendResult> f = wal.append(buf);
                     CompletableFuture<WalAppendResult> before = previous;
@@ -245,8 +254,7 @@ public abstract class WriteAheadLogContractTest {
         WriteAheadLog wal = open(1, 1, SHORT_BACKPRESSURE);
         recover(wal);
         int recordSize = (int) Math.min(wal.maxRecordBytes(), capacityBytes() / 16);
-        byte[] data = new byte[recordSize];
-        random.nextBytes(data);
+        byte[] data = newRecord(random, recordSize);
         List<WalAppendResult> results = new ArrayList<>();
         Throwable refusal = null;
         for (int i = 0; i < 64 && refusal == null; i++) {
@@ -272,7 +280,7 @@ public abstract class WriteAheadLogContractTest {
         WriteAheadLog wal = open(1, 1, Duration.ofSeconds(20));
         recover(wal);
         int recordSize = (int) Math.min(wal.maxRecordBytes(), capacityBytes() / 8);
-        byte[] data = new byte[recordSize];
+        byte[] data = newRecord(random, recordSize);
         List<WalAppendResult> results = new ArrayList<>();
         CompletableFuture<WalAppendResult> blocked = null;
         ByteBuf blockedBuf = null;
@@ -348,8 +356,7 @@ public abstract class WriteAheadLogContractTest {
         WriteAheadLog wal = open(1, 1);
         recover(wal);
         int max = Math.min(wal.maxRecordBytes(), 8 * 1024 * 1024);
-        byte[] big = new byte[max];
-        random.nextBytes(big);
+        byte[] big = newRecord(random, max);
         appendSync(wal, big);
         if (wal.maxRecordBytes() < 64 * 1024 * 1024) {
             ByteBuf tooBig = PooledByteBufAllocator.DEFAULT.directBuffer(wal.maxRecordBytes() + 1);
@@ -419,7 +426,7 @@ public abstract class WriteAheadLogContractTest {
         recover(wal);
         wal.close();
         wal.close();
-        ByteBuf buf = buffer(new byte[10]);
+        ByteBuf buf = buffer(newRecord(random, 64));
         try {
             Throwable t = null;
             try {
