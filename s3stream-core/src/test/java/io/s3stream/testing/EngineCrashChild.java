@@ -1,4 +1,4 @@
-package io.s3stream.wal.blockdev.internal;
+package io.s3stream.testing;
 
 import io.s3stream.RecordBatch;
 import io.s3stream.StorageConfig;
@@ -21,7 +21,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The forked writer of {@link StorageEngineCrashTest}: opens {@link StreamStorage} on a data dir (recovering whatever
+ * The forked writer of {@link EngineCrashHarness} (the WAL under test comes as the last argument): opens {@link StreamStorage} on a data dir (recovering whatever
  * the previous, killed process left), creates the test's streams on the first run or opens them at the given epoch,
  * then appends deterministic batches from several threads, many in flight, until it is killed. Every acknowledged
  * append is written as one whole line {@code "stream baseOffset count epoch\n"} to the ack log with a single
@@ -32,10 +32,10 @@ import java.util.concurrent.TimeUnit;
  * writer epoch) for its bytes, so the parent can check any batch it reads back, acknowledged or not, and tell a batch
  * of an older writer from a newer one.
  */
-public final class StorageEngineCrashChild {
+public final class EngineCrashChild {
     static final String STREAMS_KEY = "crash-test/streams";
 
-    private StorageEngineCrashChild() {
+    private EngineCrashChild() {
     }
 
     /**
@@ -43,12 +43,11 @@ public final class StorageEngineCrashChild {
      * The upload threshold and interval vary per process: a large threshold leaves megabytes for recovery, a short
      * interval makes the upload ticker fire while recovery is still running.
      */
-    static StorageConfig config(Path dataDir, long uploadThresholdBytes, long uploadIntervalMs) {
+    static StorageConfig config(Path dataDir, String walUri, long uploadThresholdBytes, long uploadIntervalMs) {
         return StorageConfig.builder()
                 .nodeId(1)
                 .dataDir(dataDir)
-                .wal("blockdev://" + dataDir.resolve("wal.img").toAbsolutePath().toUri().getRawPath()
-                        + "?capacity=" + StorageEngineCrashTest.WAL_CAPACITY)
+                .wal(walUri)
                 .logCacheBytes(16L << 20)
                 .blockCacheBytes(8L << 20)
                 .uploadThresholdBytes(uploadThresholdBytes)
@@ -137,7 +136,10 @@ public final class StorageEngineCrashChild {
         }
     }
 
-    /** Args: dataDir epoch seed statusFile ackFile streams threads bytesPerSecond uploadThresholdBytes uploadIntervalMs. */
+    /**
+     * Args: dataDir epoch seed statusFile ackFile streams threads bytesPerSecond uploadThresholdBytes uploadIntervalMs
+     * walUri.
+     */
     public static void main(String[] args) throws Exception {
         Path dataDir = Path.of(args[0]);
         long epoch = Long.parseLong(args[1]);
@@ -150,7 +152,9 @@ public final class StorageEngineCrashChild {
 
         status.line("STARTING");
         long t0 = System.nanoTime();
-        StreamStorage storage = StreamStorage.open(config(dataDir, Long.parseLong(args[8]), Long.parseLong(args[9]))); // recovers what the killed process left
+        // Recovers what the killed process left.
+        StreamStorage storage = StreamStorage.open(config(dataDir, args[10], Long.parseLong(args[8]),
+                Long.parseLong(args[9])));
         status.line("RECOVERED " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
 
         List<Stream> streams = new ArrayList<>();
