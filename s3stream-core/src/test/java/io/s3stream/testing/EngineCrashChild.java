@@ -33,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  * of an older writer from a newer one.
  */
 public final class EngineCrashChild {
-    static final String STREAMS_KEY = "crash-test/streams";
+    public static final String STREAMS_KEY = "crash-test/streams";
 
     private EngineCrashChild() {
     }
@@ -43,7 +43,7 @@ public final class EngineCrashChild {
      * The upload threshold and interval vary per process: a large threshold leaves megabytes for recovery, a short
      * interval makes the upload ticker fire while recovery is still running.
      */
-    static StorageConfig config(Path dataDir, String walUri, long uploadThresholdBytes, long uploadIntervalMs) {
+    public static StorageConfig config(Path dataDir, String walUri, long uploadThresholdBytes, long uploadIntervalMs) {
         return StorageConfig.builder()
                 .nodeId(1)
                 .dataDir(dataDir)
@@ -74,12 +74,12 @@ public final class EngineCrashChild {
     }
 
     /** Records the batch at {@code offset} stands for: 1 to 64. */
-    static int count(long seed, long stream, long offset) {
+    public static int count(long seed, long stream, long offset) {
         return 1 + (int) ((shape(seed, stream, offset) >>> 8) & 63);
     }
 
     /** Payload size of the batch at {@code offset}: 1 B to 64 KiB, mostly small. */
-    static int size(long seed, long stream, long offset) {
+    public static int size(long seed, long stream, long offset) {
         long h = shape(seed, stream, offset);
         int cls = (int) (h & 0xff);
         long r = h >>> 20;
@@ -93,7 +93,7 @@ public final class EngineCrashChild {
     }
 
     /** The payload of the batch at {@code offset} written at {@code epoch}. */
-    static byte[] payload(long seed, long stream, long offset, long epoch) {
+    public static byte[] payload(long seed, long stream, long offset, long epoch) {
         byte[] b = new byte[size(seed, stream, offset)];
         long x = mix(shape(seed, stream, offset) ^ mix(epoch + 0x5DEECE66DL)) | 1;
         int i = 0;
