@@ -119,6 +119,9 @@ public final class BlockDeviceWal implements WriteAheadLog {
     private volatile boolean halted;
     private volatile boolean terminated;
     private volatile RuntimeException fence;
+    private final OwnershipCheck ownership;
+    private final long writeTimeoutNanos;
+    private volatile boolean writesStuck;
 
     // ---- conductor-owned state (set by recover() before the conductor starts) ----
     private WalDescriptor.Header header;
@@ -135,21 +138,30 @@ public final class BlockDeviceWal implements WriteAheadLog {
     private boolean closeRequested;
     private MemorySegment headerBlock;
 
-    private BlockDeviceWal(BlockIo io, long capacityBytes, BlockDeviceWalConfig config, WalContext context) {
+    private BlockDeviceWal(BlockIo io, long capacityBytes, BlockDeviceWalConfig config, WalContext context,
+                           OwnershipCheck ownership, Duration writeTimeout) {
         this.io = io;
+        this.ownership = ownership;
+        this.writeTimeoutNanos = writeTimeout == null ? 0 : writeTimeout.toNanos();
         this.context = context;
         this.capacityBytes = capacityBytes;
         this.ringBytes = capacityBytes - WalDescriptor.RING_OFFSET;
-        this.maxRecordBytes = (int) Math.min(MAX_RECORD_CAP, ringBytes / 2) - 2 * RECORD_HEADER_BYTES;
+        this.maxRecordBytes = maxRecordBytes(capacityBytes);
         this.inflightLimit = config.inflight();
         this.writeBytes = config.writeBytes();
         this.liveEntryGranularity = Math.min(64 * 1024, ringBytes / 64);
         this.description = config.uri() + " (" + (io.isBlockDevice() ? "block device " : "file ") + io.path() + ", "
                 + capacityBytes + " bytes)";
         this.conductor = Thread.ofPlatform().daemon().name("blockdev-wal-conductor").unstarted(this::conduct);
-        this.ioPool = inflightLimit > 1 ? Executors.newFixedThreadPool(inflightLimit,
+        // A write timeout needs the writes off the conductor, which must stay free to notice it.
+        this.ioPool = inflightLimit > 1 || writeTimeoutNanos > 0 ? Executors.newFixedThreadPool(inflightLimit,
                 Thread.ofPlatform().daemon().name("blockdev-wal-io-", 0).factory()) : null;
         this.headerBlock = arena.allocate(BLOCK_BYTES, BLOCK_BYTES);
+    }
+
+    /** The largest record a WAL of this capacity accepts (half the ring, at most 32 MiB, less two record headers). */
+    public static int maxRecordBytes(long capacityBytes) {
+        return (int) Math.min(MAX_RECORD_CAP, (capacityBytes - WalDescriptor.RING_OFFSET) / 2) - 2 * RECORD_HEADER_BYTES;
     }
 
     /** Opens (creating a missing file) the WAL a {@code blockdev://} URI names. */
@@ -164,8 +176,21 @@ public final class BlockDeviceWal implements WriteAheadLog {
      * or capacity. Takes ownership of {@code io} (closes it on failure).
      */
     public static BlockDeviceWal open(BlockIo io, long capacityBytes, BlockDeviceWalConfig config, WalContext context) {
+        return open(io, capacityBytes, config, context, null, null);
+    }
+
+    /**
+     * Opens a WAL whose ownership is also decided outside its header (a WAL on a shared file system, where another
+     * node may take it over while this process still runs). {@code ownership} is asked after writes became durable
+     * and before their appends are acknowledged, after every header write before freed space is reused, and at least
+     * once a second; once it reports the WAL lost, the WAL is fenced with {@link NodeFencedException}. A group write
+     * that has not returned after {@code writeTimeout} (a file server that stopped answering) fences the WAL with
+     * {@link StorageIOException}: its appends and every later one fail instead of waiting forever.
+     */
+    public static BlockDeviceWal open(BlockIo io, long capacityBytes, BlockDeviceWalConfig config, WalContext context,
+                                      OwnershipCheck ownership, Duration writeTimeout) {
         try {
-            BlockDeviceWal wal = new BlockDeviceWal(io, capacityBytes, config, context);
+            BlockDeviceWal wal = new BlockDeviceWal(io, capacityBytes, config, context, ownership, writeTimeout);
             wal.header = wal.loadHeader();
             return wal;
         } catch (RuntimeException e) {
@@ -196,7 +221,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
                 throw new InvalidConfigException(io.path() + " has no usable WAL header: slot 0: " + slots[0].problem()
                         + "; slot 1: " + slots[1].problem() + ". Refusing to format over what looks like a damaged WAL");
             }
-            best = WalTarget.freshHeader(capacityBytes);
+            best = WalTarget.freshHeader(capacityBytes, 0);
             writeHeader(best);
         }
         if (best.capacityBytes() != capacityBytes) {
@@ -427,20 +452,27 @@ public final class BlockDeviceWal implements WriteAheadLog {
     }
 
     private void release() {
+        boolean ioThreadsDone = true;
         if (ioPool != null) {
             ioPool.shutdown();
             try {
-                if (!ioPool.awaitTermination(1, TimeUnit.MINUTES)) {
+                ioThreadsDone = ioPool.awaitTermination(writesStuck ? 1 : 60, TimeUnit.SECONDS);
+                if (!ioThreadsDone && !writesStuck) {
                     throw new IllegalStateException("IO threads of " + description + " did not finish");
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                ioThreadsDone = false;
             }
         }
         io.close();
         terminated = true;
         drainAfterTermination();
-        arena.close();
+        if (ioThreadsDone) {
+            arena.close();
+        }
+        // else: a write stuck in the kernel still holds a buffer of the arena; it is left to the garbage collector
+        // rather than freed under that write.
     }
 
     private void drainAfterTermination() {
@@ -466,6 +498,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
                 if (fence != null) {
                     failEverything(fence);
                 } else {
+                    checkWriteTimeout();
                     processTrims();
                     checkFencingPeriodically();
                     expireWaiting();
@@ -473,7 +506,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
                 }
                 if (closeRequested) {
                     failWaitingOnClose();
-                    if (waiting.isEmpty() && inflight.isEmpty() && inbox.isEmpty()) {
+                    if (waiting.isEmpty() && (inflight.isEmpty() || writesStuck) && inbox.isEmpty()) {
                         break;
                     }
                 }
@@ -525,7 +558,14 @@ public final class BlockDeviceWal implements WriteAheadLog {
     /** Acknowledges completed groups in position order; the first failed one fences the WAL. */
     private void retireCompleted() {
         Group g;
+        boolean ownershipConfirmed = ownership == null;
         while ((g = inflight.peekFirst()) != null && g.completed) {
+            if (!ownershipConfirmed && g.error == null && fence == null) {
+                // Every group acknowledged in this pass is durable now; the check must come after that, so that a
+                // new owner that fenced this one before the check runs finds the group in its recovery scan.
+                ownershipConfirmed = true;
+                confirmOwnership();
+            }
             inflight.pollFirst();
             if (g.error != null || fence != null) {
                 if (fence == null) {
@@ -585,7 +625,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
 
     private void awaitInflightQuietly() {
         // Submitted writes hold buffers of the arena; they must return before it is closed.
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+        long deadline = System.nanoTime() + (writesStuck ? TimeUnit.SECONDS.toNanos(1) : TimeUnit.MINUTES.toNanos(1));
         while (inflight.stream().anyMatch(g -> !g.completed) && System.nanoTime() < deadline) {
             drainInbox();
             LockSupport.parkNanos(this, TimeUnit.MILLISECONDS.toNanos(1));
@@ -632,6 +672,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             if (g == null) {
                 return;
             }
+            g.submittedNanos = System.nanoTime();
             inflight.addLast(g);
             if (ioPool == null) {
                 write(g);
@@ -756,6 +797,11 @@ public final class BlockDeviceWal implements WriteAheadLog {
                     header.session());
             writeHeader(next);
             header = next;
+            // A new owner reads the header after fencing this one: if we are still the owner now, it will see this
+            // header's scan start, so the space below it may be reused.
+            if (!confirmOwnership()) {
+                return;
+            }
         } catch (BlockIoException e) {
             fence = new StorageIOException(description + " failed a header write (" + Errno.describe(e.errno())
                     + "): " + e.getMessage() + "; the WAL is fenced and accepts no more appends", e);
@@ -773,6 +819,24 @@ public final class BlockDeviceWal implements WriteAheadLog {
         trims.clear();
     }
 
+    /** Fences the WAL when the oldest write in flight has not returned within the write timeout. */
+    private void checkWriteTimeout() {
+        Group oldest = inflight.peekFirst();
+        if (writeTimeoutNanos <= 0 || oldest == null || oldest.completed
+                || System.nanoTime() - oldest.submittedNanos < writeTimeoutNanos) {
+            return;
+        }
+        writesStuck = true;
+        fence = new StorageIOException(description + ": a write of " + (oldest.end - oldest.start) + " bytes at "
+                + "position " + oldest.start + " has not returned after "
+                + Duration.ofNanos(writeTimeoutNanos).toMillis() + " ms (the file system stopped answering); the WAL "
+                + "is fenced and accepts no more appends", null);
+        for (Group g : inflight) {
+            failGroup(g, fence); // never acknowledged now, even if the write returns later
+        }
+        failEverything(fence);
+    }
+
     private void checkFencingPeriodically() {
         if ((!waiting.isEmpty() || !inflight.isEmpty())
                 && System.nanoTime() - lastFenceCheckNanos > FENCE_CHECK_INTERVAL_NANOS) {
@@ -786,9 +850,38 @@ public final class BlockDeviceWal implements WriteAheadLog {
         }
     }
 
+    /**
+     * Asks the external ownership check (if any); fences this WAL and returns false when it reports the WAL lost or
+     * cannot be answered.
+     */
+    private boolean confirmOwnership() {
+        if (ownership == null || fence != null) {
+            return fence == null;
+        }
+        String lostTo;
+        try {
+            lostTo = ownership.lostTo();
+        } catch (RuntimeException e) {
+            fence = new StorageIOException(description + " could not confirm that it still owns the WAL: "
+                    + e.getMessage() + "; the WAL is fenced and accepts no more appends", e);
+            failEverything(fence);
+            return false;
+        }
+        if (lostTo != null) {
+            fence = new NodeFencedException(description + " was taken over: " + lostTo + "; this owner (node "
+                    + header.nodeId() + ", epoch " + header.nodeEpoch() + ") is fenced and acknowledges nothing more");
+            failEverything(fence);
+            return false;
+        }
+        return true;
+    }
+
     /** Re-reads the header slots; fences this WAL and returns false when another owner has taken it over. */
     private boolean checkOwnership() {
         lastFenceCheckNanos = System.nanoTime();
+        if (!confirmOwnership()) {
+            return false;
+        }
         for (WalDescriptor.HeaderRead slot : readSlots()) {
             if (!slot.valid()) {
                 continue;
@@ -806,6 +899,16 @@ public final class BlockDeviceWal implements WriteAheadLog {
     }
 
     // ------------------------------------------------------------------------------------------------ commands
+
+    /** Ownership decided outside the WAL's header, for a WAL another node can take over while this one runs. */
+    @FunctionalInterface
+    public interface OwnershipCheck {
+        /**
+         * Reads the current ownership from durable, shared state. Returns null while this WAL still owns the log, or
+         * a description of the new owner once it has been taken over. Exceptions are treated as a device error.
+         */
+        String lostTo();
+    }
 
     private static final class AppendRequest {
         final ByteBuf buf;
@@ -838,6 +941,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         long end;
         volatile boolean completed;
         volatile Throwable error;
+        long submittedNanos;
 
         Group(long start, MemorySegment buffer, Arena ownArena) {
             this.start = start;

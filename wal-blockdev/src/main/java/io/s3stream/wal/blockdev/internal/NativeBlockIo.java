@@ -103,13 +103,15 @@ public final class NativeBlockIo implements BlockIo {
     private final int fd;
     private final long sizeBytes;
     private final boolean blockDevice;
+    private final boolean direct;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private NativeBlockIo(String path, int fd, long sizeBytes, boolean blockDevice) {
+    private NativeBlockIo(String path, int fd, long sizeBytes, boolean blockDevice, boolean direct) {
         this.path = path;
         this.fd = fd;
         this.sizeBytes = sizeBytes;
         this.blockDevice = blockDevice;
+        this.direct = direct;
     }
 
     /**
@@ -124,7 +126,18 @@ public final class NativeBlockIo implements BlockIo {
 
     /** Opens an existing file or block device, read-only when {@code writable} is false (for offline tools). */
     public static NativeBlockIo open(String path, boolean writable) {
-        int fd = openRaw(path, (writable ? O_RDWR | O_DSYNC : O_RDONLY) | O_DIRECT | O_CLOEXEC, 0);
+        return open(path, writable, true);
+    }
+
+    /**
+     * Opens an existing file or block device. With {@code direct}, IO bypasses the page cache ({@code O_DIRECT}) and
+     * every write is synchronous ({@code O_DSYNC}); without it (a file system that refuses {@code O_DIRECT}), IO goes
+     * through the page cache and every {@link #write} is followed by {@code fdatasync} before it returns, so the
+     * durability contract is the same.
+     */
+    public static NativeBlockIo open(String path, boolean writable, boolean direct) {
+        int fd = openRaw(path, (writable ? O_RDWR | (direct ? O_DSYNC : 0) : O_RDONLY) | (direct ? O_DIRECT : 0)
+                | O_CLOEXEC, 0);
         try {
             long[] modeAndSize = fstat(fd, path);
             int type = (int) modeAndSize[0] & S_IFMT;
@@ -140,7 +153,7 @@ public final class NativeBlockIo implements BlockIo {
                 throw new BlockIoException(path + " is neither a regular file nor a block device (file type 0"
                         + Integer.toOctalString(type) + ")", Errno.EINVAL);
             }
-            return new NativeBlockIo(path, fd, size, block);
+            return new NativeBlockIo(path, fd, size, block, direct);
         } catch (RuntimeException e) {
             closeQuietly(fd);
             throw e;
@@ -149,8 +162,42 @@ public final class NativeBlockIo implements BlockIo {
 
     /** Creates a new file ({@code O_EXCL}) opened for direct, synchronous IO; its length is zero. */
     public static NativeBlockIo create(String path) {
-        int fd = openRaw(path, O_RDWR | O_CREAT | O_EXCL | O_DIRECT | O_DSYNC | O_CLOEXEC, 0644);
-        return new NativeBlockIo(path, fd, 0, false);
+        return create(path, true);
+    }
+
+    /** Creates a new file ({@code O_EXCL}), for direct IO or (without {@code direct}) buffered IO as in {@link #open}. */
+    public static NativeBlockIo create(String path, boolean direct) {
+        int fd = openRaw(path, O_RDWR | O_CREAT | O_EXCL | (direct ? O_DIRECT | O_DSYNC : 0) | O_CLOEXEC, 0644);
+        return new NativeBlockIo(path, fd, 0, false, direct);
+    }
+
+    /**
+     * Whether {@code open(O_DIRECT)} is accepted for a file in {@code dir}: creates, opens and removes a probe file.
+     * False when the file system refuses the flag ({@code EINVAL}); other errors are thrown.
+     */
+    public static boolean acceptsDirectIo(String dir) {
+        String probe = dir + "/.direct-io-probe-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+        NativeBlockIo io;
+        try {
+            io = create(probe, true);
+        } catch (BlockIoException e) {
+            if (e.errno() == Errno.EINVAL) {
+                deleteQuietly(probe);
+                return false;
+            }
+            throw e;
+        }
+        io.close();
+        deleteQuietly(probe);
+        return true;
+    }
+
+    private static void deleteQuietly(String path) {
+        try {
+            java.nio.file.Files.deleteIfExists(java.nio.file.Path.of(path));
+        } catch (java.io.IOException ignored) {
+            // a leftover probe file is harmless
+        }
     }
 
     /** fsyncs a directory, making a rename or create in it durable. */
@@ -262,6 +309,14 @@ public final class NativeBlockIo implements BlockIo {
         } catch (Throwable t) {
             throw new IllegalStateException("native pwrite failed", t);
         }
+        if (!direct) {
+            sync();
+        }
+    }
+
+    /** Whether IO bypasses the page cache ({@code O_DIRECT|O_DSYNC}) rather than {@code pwrite} + {@code fdatasync}. */
+    public boolean direct() {
+        return direct;
     }
 
     @Override

@@ -135,7 +135,7 @@ public final class WalTarget {
                 io.write(off, zeros.asSlice(0, Math.min(ZERO_CHUNK_BYTES, capacity - off)));
             }
             MemorySegment block = arena.allocate(BLOCK_BYTES, BLOCK_BYTES);
-            WalDescriptor.encodeHeader(block, freshHeader(capacity));
+            WalDescriptor.encodeHeader(block, freshHeader(capacity, 0));
             io.write(BLOCK_BYTES, block);
             io.sync();
         } catch (BlockIoException e) {
@@ -157,12 +157,20 @@ public final class WalTarget {
         }
     }
 
-    /** The header of a freshly formatted WAL: owned by nobody, empty, with a new random id. */
-    static WalDescriptor.Header freshHeader(long capacity) {
+    /**
+     * The header of a freshly formatted WAL: owned by nobody, empty, with a new random id, its first record at
+     * {@code basePosition} (a multiple of the block size; a WAL made of several rings gives each a base past the
+     * previous one's positions).
+     */
+    public static WalDescriptor.Header freshHeader(long capacity, long basePosition) {
+        if (basePosition < 0 || basePosition % BLOCK_BYTES != 0) {
+            throw new IllegalArgumentException("base position " + basePosition + " is not a non-negative multiple of "
+                    + BLOCK_BYTES);
+        }
         int walId;
         do {
             walId = new SecureRandom().nextInt();
         } while (walId == 0);
-        return new WalDescriptor.Header(capacity, 1, 0, 0, -1, -1, walId, 0);
+        return new WalDescriptor.Header(capacity, 1, basePosition, basePosition, -1, -1, walId, 0);
     }
 }
