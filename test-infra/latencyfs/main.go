@@ -188,12 +188,13 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, 
 var pageCache bool
 
 // openFuseFlags: without -cache every read and write goes to this process (FOPEN_DIRECT_IO), as on a file system
-// whose clients must see each other's writes at once.
+// whose clients must see each other's writes at once. Direct writes to one file may run in parallel
+// (FOPEN_PARALLEL_DIRECT_WRITES, Linux 6.2+), as they do on NFS; without it the kernel serializes them per inode.
 func openFuseFlags() uint32 {
 	if pageCache {
-		return 0
+		return fuse.FOPEN_PARALLEL_DIRECT_WRITES
 	}
-	return fuse.FOPEN_DIRECT_IO
+	return fuse.FOPEN_DIRECT_IO | fuse.FOPEN_PARALLEL_DIRECT_WRITES
 }
 
 // file wraps a loopback file handle with data latency and faults.

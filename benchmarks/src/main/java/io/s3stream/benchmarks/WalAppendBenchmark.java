@@ -38,6 +38,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * bookkeeping, no device). {@code blockdev} is wal-blockdev on a preallocated file on the working disk
  * ({@code -Ds3stream.bench.dir}, default {@code java.io.tmpdir}) with {@code O_DIRECT|O_DSYNC}: every group commit
  * is a flush of the disk's volatile cache, so compare with {@code benchmarks/compare/fio.sh} run in the same session.
+ * {@code fsx} (not in the default list: {@code -p backend=fsx}) is wal-fsx in {@code -Ds3stream.bench.dir}, meant to
+ * be a shared mount (benchmarks/compare/wal-fsx.sh mounts latencyfs there).
  *
  * <p>One operation is one append acknowledged as durable. Each JMH thread is one appender keeping {@code window}
  * appends in flight (it waits for the oldest before issuing the next), so throughput = ops/s × record size and, with
@@ -76,6 +78,11 @@ public class WalAppendBenchmark {
             if (backend.equals("mem")) {
                 dir = BenchSupport.memoryDir("wal-bench");
                 uri = URI.create("mem://wal-" + UUID.randomUUID() + "?capacity=" + capacity);
+            } else if (backend.equals("fsx")) {
+                // -Ds3stream.bench.dir=<a directory on the shared mount> (benchmarks/compare/wal-fsx.sh mounts one)
+                dir = BenchSupport.diskDir("wal-bench");
+                uri = URI.create("fsx://" + dir.toAbsolutePath().toUri().getRawPath() + "?capacity=" + capacity
+                        + "&segmentBytes=" + capacity / 4);
             } else {
                 dir = BenchSupport.diskDir("wal-bench");
                 uri = URI.create("blockdev://" + dir.resolve("wal.img").toAbsolutePath().toUri().getRawPath()

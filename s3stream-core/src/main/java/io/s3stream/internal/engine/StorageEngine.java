@@ -131,7 +131,7 @@ public final class StorageEngine implements AutoCloseable {
         MetadataStore metadata = null;
         WriteAheadLog wal = null;
         try {
-            metadata = Backends.openMetadata(config, objects.backend());
+            metadata = Backends.openMetadata(config, objects.countedBackend());
             long nodeEpoch = metadata.registerNode(config.nodeId()).join();
             wal = Backends.openWal(config, walContext(config, config.nodeId(), nodeEpoch, metadata, objects));
             StorageEngine engine = new StorageEngine(config, budgets, objects, metadata, nodeEpoch, wal, nanoClock);

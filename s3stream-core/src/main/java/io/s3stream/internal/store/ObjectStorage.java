@@ -104,6 +104,88 @@ public final class ObjectStorage implements AutoCloseable {
         return store;
     }
 
+    /**
+     * The backend with request and byte counting only: no scheduling, no retries, no timeouts added (for metadata
+     * stores that keep their own retry policy), so that their requests appear in {@link #requestCounts()} and the cost
+     * report with everything else. Closing it does not close the backend.
+     */
+    public ObjectStore countedBackend() {
+        return new ObjectStore() {
+            @Override
+            public CompletableFuture<Void> put(String key, ByteBuf data) {
+                int size = data.readableBytes();
+                requests.get(RequestKind.PUT).increment();
+                return store.put(key, data).thenRun(() -> bytesOut.add(size));
+            }
+
+            @Override
+            public CompletableFuture<Boolean> putIfAbsent(String key, ByteBuf data) {
+                int size = data.readableBytes();
+                requests.get(RequestKind.CREATE_IF_ABSENT).increment();
+                return store.putIfAbsent(key, data).thenApply(created -> {
+                    bytesOut.add(size);
+                    return created;
+                });
+            }
+
+            @Override
+            public CompletableFuture<ByteBuf> get(String key, long position, int length) {
+                requests.get(RequestKind.GET).increment();
+                return store.get(key, position, length).thenApply(this::countIn);
+            }
+
+            @Override
+            public CompletableFuture<ByteBuf> get(String key) {
+                requests.get(RequestKind.GET).increment();
+                return store.get(key).thenApply(this::countIn);
+            }
+
+            private ByteBuf countIn(ByteBuf buf) {
+                bytesIn.add(buf.readableBytes());
+                return buf;
+            }
+
+            @Override
+            public CompletableFuture<Optional<ObjectInfo>> head(String key) {
+                requests.get(RequestKind.HEAD).increment();
+                return store.head(key);
+            }
+
+            @Override
+            public CompletableFuture<List<ObjectInfo>> list(String prefix) {
+                requests.get(RequestKind.LIST).increment();
+                return store.list(prefix);
+            }
+
+            @Override
+            public CompletableFuture<Void> delete(Collection<String> keys) {
+                requests.get(RequestKind.DELETE).increment();
+                return store.delete(keys);
+            }
+
+            @Override
+            public CompletableFuture<MultipartUpload> startMultipart(String key) {
+                requests.get(RequestKind.CREATE_MULTIPART).increment();
+                return store.startMultipart(key); // parts of a metadata upload are not counted separately
+            }
+
+            @Override
+            public int minPartSizeBytes() {
+                return store.minPartSizeBytes();
+            }
+
+            @Override
+            public String description() {
+                return store.description();
+            }
+
+            @Override
+            public void close() {
+                // the backend belongs to the ObjectStorage
+            }
+        };
+    }
+
     public String description() {
         return store.description();
     }

@@ -114,6 +114,14 @@ public final class BlockDeviceWal implements WriteAheadLog {
     private final ConcurrentLinkedQueue<Object> inbox = new ConcurrentLinkedQueue<>();
     private final Thread conductor;
     private final ExecutorService ioPool;
+    /** Runs ownership checks (one at a time) for a WAL with an {@link OwnershipCheck}; null otherwise. */
+    private final ExecutorService checker;
+    private static final int MAX_CHECKS_IN_FLIGHT = 4;
+    private int checksInFlight;              // conductor-owned
+    private long requestedSeq = -1;          // conductor-owned: groups up to this sequence are covered by a started check
+    private long confirmedSeq = -1;          // conductor-owned: groups up to this sequence passed an ownership check
+    private long nextGroupSeq;               // conductor-owned
+    private int writesInProgress;            // conductor-owned: submitted group writes that have not returned
     private final Object lifecycle = new Object();
     private volatile int state = NEW;
     private volatile boolean halted;
@@ -157,6 +165,8 @@ public final class BlockDeviceWal implements WriteAheadLog {
         this.ioPool = inflightLimit > 1 || writeTimeoutNanos > 0 ? Executors.newFixedThreadPool(inflightLimit,
                 Thread.ofPlatform().daemon().name("blockdev-wal-io-", 0).factory()) : null;
         this.headerBlock = arena.allocate(BLOCK_BYTES, BLOCK_BYTES);
+        this.checker = ownership == null ? null : Executors.newFixedThreadPool(MAX_CHECKS_IN_FLIGHT,
+                Thread.ofPlatform().daemon().name("blockdev-wal-ownership-", 0).factory());
     }
 
     /** The largest record a WAL of this capacity accepts (half the ring, at most 32 MiB, less two record headers). */
@@ -452,6 +462,9 @@ public final class BlockDeviceWal implements WriteAheadLog {
     }
 
     private void release() {
+        if (checker != null) {
+            checker.shutdown();
+        }
         boolean ioThreadsDone = true;
         if (ioPool != null) {
             ioPool.shutdown();
@@ -548,8 +561,12 @@ public final class BlockDeviceWal implements WriteAheadLog {
                     }
                 }
                 case TrimRequest t -> trims.add(t);
-                case Group g -> g.completed = true;
+                case Group g -> {
+                    g.completed = true;
+                    writesInProgress--;
+                }
                 case CloseCommand ignored -> closeRequested = true;
+                case CheckResult r -> onOwnershipChecked(r);
                 default -> throw new IllegalStateException("unknown command " + command);
             }
         }
@@ -558,13 +575,10 @@ public final class BlockDeviceWal implements WriteAheadLog {
     /** Acknowledges completed groups in position order; the first failed one fences the WAL. */
     private void retireCompleted() {
         Group g;
-        boolean ownershipConfirmed = ownership == null;
         while ((g = inflight.peekFirst()) != null && g.completed) {
-            if (!ownershipConfirmed && g.error == null && fence == null) {
-                // Every group acknowledged in this pass is durable now; the check must come after that, so that a
-                // new owner that fenced this one before the check runs finds the group in its recovery scan.
-                ownershipConfirmed = true;
-                confirmOwnership();
+            if (ownership != null && g.error == null && fence == null && g.seq > confirmedSeq) {
+                startOwnershipCheck();
+                return; // acknowledged once a check that started after the write returned says we still own the log
             }
             inflight.pollFirst();
             if (g.error != null || fence != null) {
@@ -667,15 +681,19 @@ public final class BlockDeviceWal implements WriteAheadLog {
     }
 
     private void submitGroups() {
-        while (!waiting.isEmpty() && inflight.size() < inflightLimit && fence == null) {
+        // The limit counts writes, not groups waiting for an ownership check: a check overlaps the next writes.
+        while (!waiting.isEmpty() && writesInProgress < inflightLimit && fence == null) {
             Group g = buildGroup();
             if (g == null) {
                 return;
             }
             g.submittedNanos = System.nanoTime();
+            g.seq = nextGroupSeq++;
             inflight.addLast(g);
+            writesInProgress++;
             if (ioPool == null) {
                 write(g);
+                writesInProgress--;
                 drainInbox();
                 retireCompleted();
             } else {
@@ -790,7 +808,9 @@ public final class BlockDeviceWal implements WriteAheadLog {
         long scanStart = !live.isEmpty() ? live.peekFirst()[0]
                 : !inflight.isEmpty() ? inflight.peekFirst().start : writePosition;
         try {
-            if (!checkOwnership()) {
+            // With an external ownership check no one else writes this ring's header: re-reading its slots is moot,
+            // and the check after the header write below is the one that matters.
+            if (ownership == null && !checkOwnership()) {
                 return;
             }
             WalDescriptor.Header next = header.next(Math.max(target, scanStart), scanStart, header.nodeId(), header.nodeEpoch(),
@@ -819,16 +839,67 @@ public final class BlockDeviceWal implements WriteAheadLog {
         trims.clear();
     }
 
+    /**
+     * Starts (off the conductor, which keeps submitting writes meanwhile) an ownership check covering every group
+     * completed now. It must start after those writes returned: a new owner that fenced this one before the check read
+     * the owner state then finds the groups in its recovery scan, and one that fences it later is seen by the check.
+     */
+    private void startOwnershipCheck() {
+        long covers = -1;
+        for (Group g : inflight) {
+            if (!g.completed) {
+                break;
+            }
+            covers = g.seq;
+        }
+        if (covers <= requestedSeq || checksInFlight >= MAX_CHECKS_IN_FLIGHT) {
+            return; // a check already started after these writes, or the next completion starts one
+        }
+        requestedSeq = covers;
+        checksInFlight++;
+        long coveredSeq = covers;
+        checker.execute(() -> {
+            String lostTo = null;
+            RuntimeException error = null;
+            try {
+                lostTo = ownership.lostTo();
+            } catch (RuntimeException e) {
+                error = e;
+            }
+            inbox.offer(new CheckResult(coveredSeq, lostTo, error));
+            LockSupport.unpark(conductor);
+        });
+    }
+
+    private void onOwnershipChecked(CheckResult r) {
+        checksInFlight--;
+        if (fence != null) {
+            return;
+        }
+        if (r.error() != null) {
+            fence = new StorageIOException(description + " could not confirm that it still owns the WAL: "
+                    + r.error().getMessage() + "; the WAL is fenced and accepts no more appends", r.error());
+            failEverything(fence);
+        } else if (r.lostTo() != null) {
+            fence = new NodeFencedException(description + " was taken over: " + r.lostTo() + "; this owner (node "
+                    + header.nodeId() + ", epoch " + header.nodeEpoch() + ") is fenced and acknowledges nothing more");
+            failEverything(fence);
+        } else {
+            confirmedSeq = Math.max(confirmedSeq, r.coveredSeq());
+        }
+    }
+
     /** Fences the WAL when the oldest write in flight has not returned within the write timeout. */
     private void checkWriteTimeout() {
         Group oldest = inflight.peekFirst();
-        if (writeTimeoutNanos <= 0 || oldest == null || oldest.completed
+        if (writeTimeoutNanos <= 0 || oldest == null
                 || System.nanoTime() - oldest.submittedNanos < writeTimeoutNanos) {
-            return;
+            return; // (a group whose write returned but whose ownership check hangs counts too)
         }
         writesStuck = true;
-        fence = new StorageIOException(description + ": a write of " + (oldest.end - oldest.start) + " bytes at "
-                + "position " + oldest.start + " has not returned after "
+        fence = new StorageIOException(description + ": " + (oldest.completed ? "the ownership check after " : "")
+                + "a write of " + (oldest.end - oldest.start) + " bytes at position " + oldest.start
+                + " has not returned after "
                 + Duration.ofNanos(writeTimeoutNanos).toMillis() + " ms (the file system stopped answering); the WAL "
                 + "is fenced and accepts no more appends", null);
         for (Group g : inflight) {
@@ -838,7 +909,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
     }
 
     private void checkFencingPeriodically() {
-        if ((!waiting.isEmpty() || !inflight.isEmpty())
+        if (ownership == null && (!waiting.isEmpty() || !inflight.isEmpty())
                 && System.nanoTime() - lastFenceCheckNanos > FENCE_CHECK_INTERVAL_NANOS) {
             try {
                 checkOwnership();
@@ -926,6 +997,10 @@ public final class BlockDeviceWal implements WriteAheadLog {
     private record TrimRequest(long position, CompletableFuture<Void> future) {
     }
 
+    /** The answer of an ownership check that covered every group up to {@code coveredSeq}. */
+    private record CheckResult(long coveredSeq, String lostTo, RuntimeException error) {
+    }
+
     private enum CloseCommand {
         INSTANCE
     }
@@ -942,6 +1017,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         volatile boolean completed;
         volatile Throwable error;
         long submittedNanos;
+        long seq;
 
         Group(long start, MemorySegment buffer, Arena ownArena) {
             this.start = start;

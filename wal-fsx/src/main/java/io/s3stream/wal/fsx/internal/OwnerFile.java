@@ -86,11 +86,11 @@ final class OwnerFile {
 
     private final Path path;
     private final boolean direct;
+    private boolean closed;
     private final Arena arena = Arena.ofShared();
-    private final MemorySegment buffer = arena.allocate(FILE_BYTES, SLOT_BYTES);
     private final MemorySegment slot = arena.allocate(SLOT_BYTES, SLOT_BYTES);
     /** With direct IO, one descriptor serves every read (each read goes to the server); null otherwise. */
-    private NativeBlockIo reader;
+    private volatile NativeBlockIo reader;
 
     OwnerFile(Path path, boolean direct) {
         this.path = path;
@@ -125,9 +125,17 @@ final class OwnerFile {
      *
      * @throws InvalidConfigException when slots carry the magic but none is valid (a damaged owner file)
      */
-    synchronized Owner read() {
-        if (reader != null) {
-            reader.read(0, buffer);
+    Owner read() {
+        try (Arena local = Arena.ofConfined()) {
+            MemorySegment buffer = local.allocate(FILE_BYTES, SLOT_BYTES);
+            return readInto(buffer);
+        }
+    }
+
+    private Owner readInto(MemorySegment buffer) {
+        NativeBlockIo kept = reader;
+        if (kept != null) {
+            kept.read(0, buffer); // pread: several checks may read at once
         } else {
             if (!Files.exists(path)) {
                 return null;
@@ -142,7 +150,7 @@ final class OwnerFile {
                 keep = direct;
             } finally {
                 if (keep) {
-                    reader = io;
+                    keepReader(io);
                 } else {
                     io.close();
                 }
@@ -167,6 +175,14 @@ final class OwnerFile {
                     + "refusing to guess who owns this WAL");
         }
         return newest;
+    }
+
+    private synchronized void keepReader(NativeBlockIo io) {
+        if (reader == null && !closed) {
+            reader = io;
+        } else {
+            io.close();
+        }
     }
 
     /** Writes {@code owner} into its slot; durable when this returns. */
@@ -234,6 +250,7 @@ final class OwnerFile {
     }
 
     synchronized void close() {
+        closed = true;
         if (reader != null) {
             reader.close();
             reader = null;
