@@ -6,10 +6,12 @@ import io.s3stream.internal.store.ObjectStores;
 import io.s3stream.spi.ObjectStore;
 import io.s3stream.spi.WalAppendResult;
 import io.s3stream.spi.WalContext;
+import io.s3stream.spi.WalRecordFormat;
 import io.s3stream.spi.WriteAheadLog;
 import io.s3stream.spi.WriteAheadLogProvider;
 
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -37,8 +39,9 @@ import java.util.concurrent.locks.LockSupport;
  * # a WAL in object storage needs the engine's store: store=s3://bucket/prefix?endpoint=...
  * </pre>
  * Prints one line of {@code key=value} pairs (the scripts in benchmarks/compare parse it). The WAL is trimmed to the
- * acknowledged position every second, as the engine does after each upload (a 32 MiB upload per second at
- * 32 MiB/s of appends), so the ring never fills.
+ * acknowledged position as the engine does after each upload ({@code trimMs}: every second by default at a fixed
+ * rate, about one 32 MiB upload per second at 10,000 appends/s of 4 KiB; every 50 ms in throughput mode, where a
+ * longer interval would cap throughput at one capacity per interval).
  */
 public final class WalLatency {
     private WalLatency() {
@@ -69,13 +72,17 @@ public final class WalLatency {
                 .orElseThrow(() -> new IllegalArgumentException("no WAL module for " + uri.getScheme()));
         try (WriteAheadLog wal = provider.open(uri, context)) {
             wal.recover((position, next, record) -> record.release());
-            byte[] payload = new byte[bytes];
+            // Valid engine records (one stream, contiguous offsets), as the engine's sequencer appends them: a WAL that
+            // builds objects from its records (objectwal) parses them.
+            byte[] payload = new byte[Math.max(0, bytes - WalRecordFormat.HEADER_SIZE)];
             new java.util.Random(1).nextBytes(payload);
-            ByteBuf record = PooledByteBufAllocator.DEFAULT.directBuffer(bytes).writeBytes(payload);
+            Records record = new Records(ByteBuffer.wrap(payload));
             AtomicLong acked = new AtomicLong();
+            long trimEvery = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(a.getOrDefault("trimMs",
+                    mode.equals("throughput") ? "50" : "1000")));
             Thread trimmer = Thread.ofPlatform().daemon().start(() -> {
                 while (!Thread.currentThread().isInterrupted()) {
-                    LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(1));
+                    LockSupport.parkNanos(trimEvery);
                     long to = acked.get();
                     if (to > 0) {
                         wal.trim(to);
@@ -86,7 +93,6 @@ public final class WalLatency {
                     ? throughput(wal, record, Integer.parseInt(a.getOrDefault("window", "64")), warmup, seconds, acked)
                     : openLoop(wal, record, Integer.parseInt(required(a, "rate")), warmup, seconds, acked);
             trimmer.interrupt();
-            record.release();
             System.out.println("wal=" + uri + " mode=" + mode + " bytes=" + bytes + " " + result + " description=\""
                     + wal.description() + "\"");
         } finally {
@@ -104,7 +110,21 @@ public final class WalLatency {
         return v;
     }
 
-    private static String openLoop(WriteAheadLog wal, ByteBuf record, int rate, int warmup, int seconds,
+    /** The next valid record: stream 1, epoch 0, one record per offset. */
+    private static final class Records {
+        private final ByteBuffer payload;
+        private long nextOffset;
+
+        Records(ByteBuffer payload) {
+            this.payload = payload;
+        }
+
+        ByteBuf next() {
+            return WalRecordFormat.encode(PooledByteBufAllocator.DEFAULT, 1, 0, nextOffset++, 1, payload.duplicate());
+        }
+    }
+
+    private static String openLoop(WriteAheadLog wal, Records record, int rate, int warmup, int seconds,
                                    AtomicLong acked) throws Exception {
         long interval = TimeUnit.SECONDS.toNanos(1) / rate;
         int total = rate * (warmup + seconds);
@@ -123,7 +143,7 @@ public final class WalLatency {
                 }
             }
             int index = i;
-            ByteBuf buf = record.retainedDuplicate();
+            ByteBuf buf = record.next();
             futures[i] = wal.append(buf).whenComplete((WalAppendResult r, Throwable e) -> {
                 buf.release();
                 latency[index] = e == null ? System.nanoTime() - intended : Long.MAX_VALUE;
@@ -147,7 +167,7 @@ public final class WalLatency {
         return sorted[Math.min(sorted.length - 1, (int) Math.ceil(q * sorted.length) - 1)] / 1e6;
     }
 
-    private static String throughput(WriteAheadLog wal, ByteBuf record, int window, int warmup, int seconds,
+    private static String throughput(WriteAheadLog wal, Records record, int window, int warmup, int seconds,
                                      AtomicLong acked) throws Exception {
         Semaphore inFlight = new Semaphore(window);
         AtomicLong done = new AtomicLong();
@@ -161,7 +181,7 @@ public final class WalLatency {
                 measureStart = System.nanoTime();
             }
             inFlight.acquire();
-            ByteBuf buf = record.retainedDuplicate();
+            ByteBuf buf = record.next();
             wal.append(buf).whenComplete((r, e) -> {
                 buf.release();
                 inFlight.release();
@@ -175,6 +195,6 @@ public final class WalLatency {
         double secs = (System.nanoTime() - measureStart) / 1e9;
         inFlight.acquire(window);
         return String.format(Locale.ROOT, "window=%d appends_s=%.0f mib_s=%.1f", window, appends / secs,
-                appends * (double) record.readableBytes() / secs / (1 << 20));
+                appends * (double) (record.payload.remaining() + WalRecordFormat.HEADER_SIZE) / secs / (1 << 20));
     }
 }

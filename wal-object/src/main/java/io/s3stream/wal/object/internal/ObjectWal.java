@@ -396,8 +396,10 @@ public final class ObjectWal implements WriteAheadLog {
     private void fail(RuntimeException cause) {
         if (fence == null) {
             fence = cause;
-            LOG.log(cause instanceof NodeFencedException ? System.Logger.Level.WARNING : System.Logger.Level.ERROR,
-                    cause.getMessage());
+            if (!(cause instanceof StreamClosedException)) { // a close is not an error worth a log line
+                LOG.log(cause instanceof NodeFencedException ? System.Logger.Level.WARNING
+                        : System.Logger.Level.ERROR, cause.getMessage());
+            }
         }
         for (Put p : inflight) {
             p.done = true;
