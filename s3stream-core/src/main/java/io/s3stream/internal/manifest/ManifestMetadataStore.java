@@ -367,7 +367,11 @@ public final class ManifestMetadataStore implements MetadataStore {
                         + " lost " + (race + 1) + " races in a row; contention is too high", null, true);
             }
             if (race > 0) {
-                backoff(race); // the first loss retries at once: the loser is now up to date
+                // The first loss retries at once: the loser is now up to date. After a backoff it is not: others
+                // committed while it slept, and claiming a number already taken would only lose again, learning one
+                // entry per loss (a busy writer could starve it for as long as it keeps committing).
+                backoff(race);
+                refresh();
             }
         }
     }
