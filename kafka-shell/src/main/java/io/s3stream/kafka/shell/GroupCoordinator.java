@@ -449,7 +449,25 @@ final class GroupCoordinator implements AutoCloseable {
                 }, exec);
     }
 
+    /**
+     * The group's committed offsets, read from the key-value space (a local read of the manifest's view): after a
+     * failover or a coordinator change, offsets another shell committed are answered, not this shell's memory.
+     */
     CompletableFuture<Map<TopicPartition, Committed>> committed(String groupId) {
+        String prefix = OFFSET_PREFIX + URLEncoder.encode(groupId, StandardCharsets.UTF_8) + "/";
+        return kv.list(prefix).thenComposeAsync(stored -> {
+            Map<TopicPartition, Committed> fresh = new HashMap<>();
+            stored.forEach((k, v) -> {
+                String[] parts = k.substring(prefix.length()).split("/");
+                fresh.put(new TopicPartition(parts[0], Integer.parseInt(parts[1])), decode(v));
+            });
+            Map<TopicPartition, Committed> known = offsets.computeIfAbsent(groupId, g -> new HashMap<>());
+            known.putAll(fresh);
+            return CompletableFuture.completedFuture(null);
+        }, exec).thenCompose(ignored -> committedInMemory(groupId));
+    }
+
+    private CompletableFuture<Map<TopicPartition, Committed>> committedInMemory(String groupId) {
         return call(() -> new TreeMap<TopicPartition, Committed>(
                 java.util.Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition)) {
             {

@@ -261,9 +261,27 @@ final class KafkaApis {
         return out;
     }
 
-    /** The lowest registered node id: named controller, and coordinator of every group. */
+    private volatile java.util.function.Supplier<java.util.SortedMap<Integer, Long>> liveShells = TreeMap::new;
+
+    /** Where the live shells (by cluster lease) come from; until set, every registered shell counts as live. */
+    void liveShells(java.util.function.Supplier<java.util.SortedMap<Integer, Long>> source) {
+        this.liveShells = source;
+    }
+
+    /**
+     * The lowest registered node id whose lease is live: named controller, and coordinator of every group. When the
+     * coordinator dies, the next live shell coordinates; clients find it with FindCoordinator after their connection
+     * fails, rejoin, and read the committed offsets from the manifest.
+     */
     private int controller() {
-        return brokers().firstKey();
+        java.util.SortedMap<Integer, String[]> all = brokers();
+        java.util.SortedMap<Integer, Long> live = liveShells.get();
+        for (Integer id : all.keySet()) {
+            if (live.isEmpty() || live.containsKey(id) || id == config.nodeId()) {
+                return id;
+            }
+        }
+        return all.firstKey();
     }
 
     private AbstractResponse describeCluster() {

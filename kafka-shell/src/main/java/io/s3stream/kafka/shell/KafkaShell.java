@@ -43,7 +43,9 @@ public final class KafkaShell implements AutoCloseable {
     private final EventLoopGroup workers;
     private final Channel server;
     private final int port;
+    private final ClusterMembership membership;
     private volatile boolean closed;
+    private volatile java.util.function.Consumer<String> onFenced = reason -> { };
 
     private KafkaShell(ShellConfig config) throws InterruptedException {
         this.config = config;
@@ -90,7 +92,27 @@ public final class KafkaShell implements AutoCloseable {
                 .bind(new InetSocketAddress(config.host(), config.port())).sync().channel();
         this.port = ((InetSocketAddress) server.localAddress()).getPort();
         apis.boundPort(port);
+        this.membership = new ClusterMembership(config.nodeId(), storage, topics, config.leaseRenewMs(),
+                config.leaseTimeoutMs(), config.failoverEnabled(), reason -> {
+                    System.err.println("kafka-shell: FENCED: " + reason + "; no longer serving");
+                    onFenced.accept(reason);
+                });
+        membership.join();
+        topics.servingWhile(membership::canServe);
+        apis.liveShells(membership::live);
         topics.registerBroker(config.advertisedHost(), config.advertisedPort() == 0 ? port : config.advertisedPort());
+        java.util.concurrent.atomic.AtomicBoolean ticking = new java.util.concurrent.atomic.AtomicBoolean();
+        timer.scheduleWithFixedDelay(() -> {
+            if (!closed && ticking.compareAndSet(false, true)) {
+                blocking.execute(() -> {
+                    try {
+                        membership.tick();
+                    } finally {
+                        ticking.set(false);
+                    }
+                });
+            }
+        }, config.leaseRenewMs(), config.leaseRenewMs(), java.util.concurrent.TimeUnit.MILLISECONDS);
         long reconcileMs = config.reconcileMs();
         java.util.concurrent.atomic.AtomicBoolean reconciling = new java.util.concurrent.atomic.AtomicBoolean();
         timer.scheduleWithFixedDelay(() -> {
@@ -175,6 +197,7 @@ public final class KafkaShell implements AutoCloseable {
         }
         closed = true;
         server.close().syncUninterruptibly();
+        membership.close();
         try {
             topics.unregisterBroker();
         } catch (RuntimeException e) {
@@ -212,6 +235,12 @@ public final class KafkaShell implements AutoCloseable {
         }
         ShellConfig config = ShellConfig.of(file, overrides);
         KafkaShell shell = start(config);
+        // Taken over by another shell (this one was paused or cut off): its engine is fenced and it must not serve
+        // or write again under this identity. Exit at once; a restart rejoins as a new member.
+        shell.onFenced = reason -> {
+            System.err.println("kafka-shell: exiting: " + reason);
+            Runtime.getRuntime().halt(3);
+        };
         CountDownLatch stopped = new CountDownLatch(1);
         long metricsIntervalMs = Long.parseLong(config.get("s3stream.metrics.log.interval.ms", "0"));
         if (metricsIntervalMs > 0) {

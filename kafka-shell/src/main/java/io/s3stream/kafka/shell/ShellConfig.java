@@ -37,6 +37,9 @@ public final class ShellConfig {
     private final Path dataDir;
     private final long retentionCheckIntervalMs;
     private final long reconcileMs;
+    private final long leaseRenewMs;
+    private final long leaseTimeoutMs;
+    private final boolean failoverEnabled;
 
     private ShellConfig(Map<String, String> raw) {
         this.raw = Map.copyOf(raw);
@@ -88,6 +91,16 @@ public final class ShellConfig {
         this.retentionCheckIntervalMs = intValue("log.retention.check.interval.ms",
                 get("log.retention.check.interval.ms", "300000"), 1, Integer.MAX_VALUE);
         this.reconcileMs = intValue("s3stream.kafka.reconcile.ms", get("s3stream.kafka.reconcile.ms", "500"), 10, Integer.MAX_VALUE);
+        this.leaseRenewMs = intValue("s3stream.kafka.lease.renew.ms", get("s3stream.kafka.lease.renew.ms", "1000"), 50,
+                Integer.MAX_VALUE);
+        this.leaseTimeoutMs = intValue("s3stream.kafka.lease.timeout.ms", get("s3stream.kafka.lease.timeout.ms", "6000"),
+                100, Integer.MAX_VALUE);
+        String failover = get("s3stream.kafka.failover.enable", "true");
+        if (!failover.equals("true") && !failover.equals("false")) {
+            throw new InvalidConfigException("s3stream.kafka.failover.enable must be true or false, was '" + failover
+                    + "'");
+        }
+        this.failoverEnabled = Boolean.parseBoolean(failover);
     }
 
     /** Reads settings; {@code overrides} win over {@code file}. */
@@ -171,6 +184,9 @@ public final class ShellConfig {
     public Path dataDir() { return dataDir; }
     public long retentionCheckIntervalMs() { return retentionCheckIntervalMs; }
     public long reconcileMs() { return reconcileMs; }
+    public long leaseRenewMs() { return leaseRenewMs; }
+    public long leaseTimeoutMs() { return leaseTimeoutMs; }
+    public boolean failoverEnabled() { return failoverEnabled; }
 
     private static int intValue(String key, String value, int min, int max) {
         long v = longValue(key, value);

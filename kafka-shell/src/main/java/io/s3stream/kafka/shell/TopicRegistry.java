@@ -26,6 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.function.BooleanSupplier;
 
 /**
  * Topics, partition leadership and the broker list of a cluster of shells sharing one object store.
@@ -70,9 +71,15 @@ final class TopicRegistry {
     }
 
     /** A topic and its partitions. */
-    record Topic(String name, Uuid id, List<Slot> slots, Map<String, String> configs) {
-        /** The open log if this shell leads partition {@code p}, else null. */
+    record Topic(String name, Uuid id, List<Slot> slots, Map<String, String> configs, BooleanSupplier serving) {
+        /**
+         * The open log if this shell leads partition {@code p} and may serve now (its cluster lease is surely valid),
+         * else null: the caller answers NOT_LEADER_OR_FOLLOWER and the client refreshes its metadata.
+         */
         PartitionLog partition(int p) {
+            if (!serving.getAsBoolean()) {
+                return null;
+            }
             Slot s = slot(p);
             PartitionLog log = s == null ? null : s.log;
             return log == null || log.retired() ? null : log;
@@ -107,12 +114,22 @@ final class TopicRegistry {
     private final ConcurrentHashMap<String, CompletableFuture<Topic>> creating = new ConcurrentHashMap<>();
     private final java.util.Set<String> deleting = ConcurrentHashMap.newKeySet();
     private volatile SortedMap<Integer, String> brokers = new TreeMap<>();
+    private volatile BooleanSupplier servingCheck = () -> true;
 
     TopicRegistry(StreamStorage storage, Executor blocking, int nodeId) {
         this.storage = storage;
         this.kv = storage.keyValues();
         this.blocking = blocking;
         this.nodeId = nodeId;
+    }
+
+    /** Serving is allowed only while {@code check} says so (the cluster lease); until set, always. */
+    void servingWhile(BooleanSupplier check) {
+        this.servingCheck = check;
+    }
+
+    private boolean serving() {
+        return servingCheck.getAsBoolean();
     }
 
     // ---------------------------------------------------------------- brokers
@@ -209,7 +226,7 @@ final class TopicRegistry {
         if (t != null && t.id().equals(id) && t.partitionCount() >= n) {
             Map<String, String> configs = configsOf(p);
             if (!configs.equals(t.configs())) { // altered on some shell
-                Topic altered = new Topic(name, id, t.slots(), configs);
+                Topic altered = new Topic(name, id, t.slots(), configs, this::serving);
                 topics.put(name, altered);
                 return altered;
             }
@@ -220,7 +237,7 @@ final class TopicRegistry {
             Slot known = t != null && t.id().equals(id) ? t.slot(i) : null;
             slots.add(known != null ? known : new Slot(i, Long.parseLong(p.getProperty("stream." + i))));
         }
-        Topic grown = new Topic(name, id, List.copyOf(slots), configsOf(p));
+        Topic grown = new Topic(name, id, List.copyOf(slots), configsOf(p), this::serving);
         topics.put(name, grown);
         return grown;
     }
@@ -316,6 +333,49 @@ final class TopicRegistry {
         throw new IllegalStateException("partition " + topic + "-" + partition + " record kept changing");
     }
 
+    /**
+     * Failover: points every partition led by (or moving to) {@code deadId} at the live shell that leads the fewest
+     * partitions, by compare-and-set on the leader records (the epoch is bumped by the new leader when it opens the
+     * partition). Returns how many partitions were moved.
+     */
+    int reassignAllFrom(int deadId, Collection<Integer> liveIds) {
+        List<Integer> candidates = liveIds.stream().filter(id -> id != deadId).sorted().toList();
+        if (candidates.isEmpty()) {
+            LOG.log(System.Logger.Level.WARNING, "no live shell to take node " + deadId + "'s partitions");
+            return 0;
+        }
+        SortedMap<String, byte[]> leaders = kv.list(LEADER_PREFIX).join();
+        Map<Integer, Integer> load = new java.util.HashMap<>();
+        candidates.forEach(id -> load.put(id, 0));
+        for (byte[] record : leaders.values()) {
+            load.computeIfPresent((int) parseLeader(record)[0], (k, v) -> v + 1);
+        }
+        int moved = 0;
+        for (Map.Entry<String, byte[]> e : leaders.entrySet()) {
+            long[] r = parseLeader(e.getValue());
+            boolean ledByDead = r[0] == deadId;
+            boolean movingToDead = r[2] == deadId;
+            if (!ledByDead && !movingToDead) {
+                continue;
+            }
+            int to = (int) r[0];
+            if (ledByDead) {
+                for (int id : candidates) {
+                    if (to == deadId || load.get(id) < load.get(to)) {
+                        to = id;
+                    }
+                }
+            }
+            if (kv.compareAndSet(e.getKey(), e.getValue(), leaderRecord(to, r[1], -1)).join()) {
+                if (ledByDead) {
+                    load.merge(to, 1, Integer::sum);
+                    moved++;
+                }
+            }
+        }
+        return moved;
+    }
+
     // ---------------------------------------------------------------- create, grow, delete
 
     /** Creates a topic with {@code partitions} streams, led by this shell; fails with TopicExistsException if it exists. */
@@ -382,7 +442,7 @@ final class TopicRegistry {
                 s.log = new PartitionLog(name, i, stream, blocking);
                 slots.add(s);
             }
-            Topic t = new Topic(name, id, List.copyOf(slots), Map.copyOf(configs));
+            Topic t = new Topic(name, id, List.copyOf(slots), Map.copyOf(configs), this::serving);
             topics.put(name, t);
             creating.remove(name);
             mine.complete(t);
@@ -440,7 +500,7 @@ final class TopicRegistry {
             s.log = new PartitionLog(name, i, stream, blocking);
             slots.add(s);
         }
-        Topic grown = new Topic(name, t.id(), List.copyOf(slots), t.configs());
+        Topic grown = new Topic(name, t.id(), List.copyOf(slots), t.configs(), this::serving);
         topics.put(name, grown);
         return CompletableFuture.completedFuture(grown);
     }
@@ -495,7 +555,7 @@ final class TopicRegistry {
             if (kv.compareAndSet(PREFIX + name, before, format(p)).join()) {
                 Topic t = topics.get(name);
                 if (t != null) {
-                    topics.put(name, new Topic(name, t.id(), t.slots(), configsOf(p)));
+                    topics.put(name, new Topic(name, t.id(), t.slots(), configsOf(p), this::serving));
                 }
                 return;
             }

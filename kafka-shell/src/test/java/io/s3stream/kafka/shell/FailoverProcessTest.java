@@ -1,0 +1,293 @@
+package io.s3stream.kafka.shell;
+
+import io.s3stream.testing.LatencyFs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Three kafka-shell processes on one {@code file://} object store, with a shared WAL ({@code objectwal://} in that
+ * store, or {@code fsx://} on latencyfs with a mount per shell). An idempotent producer (acks=all) writes across 12
+ * partitions spread over the shells and a consumer group reads and commits; then shell 1 — which leads four partitions
+ * and coordinates the group — is SIGKILLed, or SIGSTOPped and later SIGCONTed. The survivors notice its lease expire,
+ * take over its WAL and its partitions: every partition is writable again, every acknowledged record is read back
+ * exactly once, and the group's committed offsets survive. A paused shell, resumed, finds itself fenced and exits
+ * without serving.
+ */
+@Timeout(300)
+class FailoverProcessTest {
+    private static final int PARTITIONS = 12;
+    private static final int RECORDS = 3000;
+    private static Path base;
+    private static final List<LatencyFs> mounts = new ArrayList<>();
+
+    @BeforeAll
+    static void dirs() throws IOException {
+        base = Files.createTempDirectory("kafka-failover-");
+    }
+
+    @AfterAll
+    static void cleanup() throws IOException {
+        mounts.forEach(LatencyFs::close);
+        try (var walk = Files.walk(base)) {
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+    }
+
+    private record Shell(ProcessBrokerTest.Broker broker, int id) {
+    }
+
+    @ParameterizedTest(name = "{0}, owner {1}")
+    @CsvSource({"objectwal, KILL", "objectwal, STOP", "fsx, KILL"})
+    void survivorsTakeOverADeadOrPausedShell(String walKind, String signal) throws Exception {
+        Path run = Files.createDirectories(base.resolve(walKind + "-" + signal + "-" + System.nanoTime()));
+        String store = "file://" + run.resolve("objects");
+        Map<Integer, Path> walRoots = new HashMap<>();
+        if (walKind.equals("fsx")) {
+            for (int id = 1; id <= 3; id++) {
+                LatencyFs m = LatencyFs.mount(run.resolve("fsx-backing"), run.resolve("fsx-" + id));
+                mounts.add(m);
+                walRoots.put(id, m.mountPoint());
+            }
+            Files.createDirectories(walRoots.get(1).resolve("wal"));
+        }
+        List<Shell> shells = new ArrayList<>();
+        try {
+            for (int id = 1; id <= 3; id++) {
+                String wal = walKind.equals("fsx")
+                        ? "fsx://" + walRoots.get(id).resolve("wal") + "?capacity=64MiB&segmentBytes=16MiB"
+                        : "objectwal://?batchMs=5&batchBytes=1MiB&capacity=256MiB";
+                shells.add(new Shell(new ProcessBrokerTest.Broker(run.resolve("shell-" + id),
+                        ProcessBrokerTest.freePort(), "node.id=" + id, "s3stream.object.store=" + store,
+                        "s3stream.wal=" + wal, "s3stream.kafka.reconcile.ms=200"), id));
+            }
+            String bootstrap = String.join(",", shells.stream().map(s -> s.broker().bootstrap()).toList());
+            run(shells, bootstrap, signal);
+        } finally {
+            Path keep = Files.createDirectories(Path.of("target", "failover-logs", walKind + "-" + signal));
+            for (Shell s : shells) {
+                s.broker().process.destroyForcibly();
+                s.broker().process.waitFor(30, TimeUnit.SECONDS);
+                Files.copy(s.broker().log, keep.resolve("shell-" + s.id() + ".log"),
+                        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+    }
+
+    private void run(List<Shell> shells, String bootstrap, String signal) throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 3_000, AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                10_000, AdminClientConfig.METADATA_MAX_AGE_CONFIG, 1_000))) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (admin.describeCluster().nodes().get(10, TimeUnit.SECONDS).size() < 3) {
+                assertThat(System.nanoTime()).as("three shells registered").isLessThan(deadline);
+                Thread.sleep(100);
+            }
+            admin.createTopics(List.of(new NewTopic("fo", PARTITIONS, (short) 1))).all().get(60, TimeUnit.SECONDS);
+            // Spread: shell 1 keeps 0-3, shell 2 gets 4-7, shell 3 gets 8-11.
+            Map<TopicPartition, Optional<NewPartitionReassignment>> moves = new HashMap<>();
+            for (int p = 4; p < PARTITIONS; p++) {
+                moves.put(new TopicPartition("fo", p), Optional.of(new NewPartitionReassignment(List.of(p < 8 ? 2 : 3))));
+            }
+            admin.alterPartitionReassignments(moves).all().get(60, TimeUnit.SECONDS);
+            awaitLeaders(admin, leaders -> leaders.values().stream().distinct().count() == 3, "spread over 3 shells");
+
+            Map<String, Object> config = Map.of(ProducerConfig.ACKS_CONFIG, "all",
+                    ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.LINGER_MS_CONFIG, 2,
+                    ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000, ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000,
+                    ProducerConfig.METADATA_MAX_AGE_CONFIG, 1_000);
+            Set<String> acked = ConcurrentHashMap.newKeySet();
+            ConcurrentLinkedQueue<Exception> failures = new ConcurrentLinkedQueue<>();
+            AtomicInteger sent = new AtomicInteger();
+            AtomicBoolean consuming = new AtomicBoolean(true);
+            Map<TopicPartition, Long> groupCommitted = new ConcurrentHashMap<>();
+            Thread consumer = Thread.ofPlatform().start(() -> consumeGroup(bootstrap, consuming, groupCommitted));
+            try (KafkaProducer<String, String> producer = ProcessBrokerTest.producer(bootstrap, config)) {
+                Thread writer = Thread.ofPlatform().start(() -> {
+                    for (int i = 0; i < RECORDS; i++) {
+                        String v = "v" + i;
+                        producer.send(new ProducerRecord<>("fo", i % PARTITIONS, null, v), (md, e) -> {
+                            if (e == null) {
+                                acked.add(v);
+                            } else {
+                                failures.add(e);
+                            }
+                        });
+                        sent.incrementAndGet();
+                        try {
+                            Thread.sleep(3);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                });
+                while (sent.get() < RECORDS / 3) {
+                    Thread.sleep(10);
+                }
+                Shell victim = shells.getFirst();
+                long killed = System.nanoTime();
+                signal(victim.broker().process, signal);
+                long writable = awaitAllWritable(bootstrap);
+                System.out.printf("failover (%s): every partition writable again %d ms after the signal%n", signal,
+                        TimeUnit.NANOSECONDS.toMillis(writable - killed));
+                awaitLeaders(admin, leaders -> !leaders.containsValue(1), "no partition led by shell 1");
+                if (signal.equals("STOP")) {
+                    signal(victim.broker().process, "CONT");
+                    assertThat(victim.broker().process.waitFor(30, TimeUnit.SECONDS))
+                            .as("the resumed shell exits once it finds itself fenced").isTrue();
+                    assertThat(victim.broker().process.exitValue()).isEqualTo(3);
+                    assertThat(Files.readString(victim.broker().log)).contains("FENCED");
+                }
+                writer.join();
+                producer.flush();
+            }
+            assertThat(failures).as("no send failed").isEmpty();
+            assertThat(acked).hasSize(RECORDS);
+
+            String survivor = shells.get(1).broker().bootstrap() + "," + shells.get(2).broker().bootstrap();
+            List<String> values = new ArrayList<>();
+            ProcessBrokerTest.readAll(survivor, "fo", RECORDS).forEach(r -> {
+                if (!r.value().equals("probe")) {
+                    values.add(r.value());
+                }
+            });
+            assertThat(values).as("every acknowledged record exactly once").hasSize(RECORDS)
+                    .containsExactlyInAnyOrderElementsOf(acked);
+
+            consuming.set(false);
+            consumer.join(60_000);
+            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets("fo-group")
+                    .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
+            for (Map.Entry<TopicPartition, Long> e : groupCommitted.entrySet()) {
+                assertThat(committed.get(e.getKey())).as("committed offset of " + e.getKey() + " survives")
+                        .isNotNull();
+                assertThat(committed.get(e.getKey()).offset()).isGreaterThanOrEqualTo(e.getValue());
+            }
+            assertThat(groupCommitted).as("the group committed on every partition").hasSize(PARTITIONS);
+        }
+    }
+
+    /** Consumes with a group (its coordinator is shell 1 until it dies), committing synchronously every poll. */
+    private static void consumeGroup(String bootstrap, AtomicBoolean running, Map<TopicPartition, Long> committed) {
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ConsumerConfig.GROUP_ID_CONFIG, "fo-group",
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest", ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+                ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 10_000, ConsumerConfig.METADATA_MAX_AGE_CONFIG, 1_000,
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName(),
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName()))) {
+            c.subscribe(List.of("fo"));
+            while (running.get()) {
+                try {
+                    var records = c.poll(Duration.ofMillis(200));
+                    if (!records.isEmpty()) {
+                        Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+                        for (TopicPartition tp : records.partitions()) {
+                            var list = records.records(tp);
+                            offsets.put(tp, new OffsetAndMetadata(list.getLast().offset() + 1));
+                        }
+                        c.commitSync(offsets, Duration.ofSeconds(20));
+                        offsets.forEach((tp, o) -> committed.merge(tp, o.offset(), Math::max));
+                    }
+                } catch (org.apache.kafka.common.errors.RetriableException
+                         | org.apache.kafka.clients.consumer.CommitFailedException e) {
+                    // the coordinator moved: the consumer rediscovers it and rejoins
+                }
+            }
+        }
+    }
+
+    /** Sends a probe record to each partition until all 12 have accepted one; returns when the last did. */
+    private static long awaitAllWritable(String bootstrap) throws Exception {
+        Map<String, Object> config = Map.of(ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.LINGER_MS_CONFIG, 0,
+                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000, ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 2_000,
+                ProducerConfig.METADATA_MAX_AGE_CONFIG, 500, ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 50);
+        try (KafkaProducer<String, String> probe = ProcessBrokerTest.producer(bootstrap, config)) {
+            Set<Integer> done = new HashSet<>();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (done.size() < PARTITIONS && System.nanoTime() < deadline) {
+                List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
+                List<Integer> tried = new ArrayList<>();
+                for (int p = 0; p < PARTITIONS; p++) {
+                    if (!done.contains(p)) {
+                        sends.add(probe.send(new ProducerRecord<>("fo", p, null, "probe")));
+                        tried.add(p);
+                    }
+                }
+                for (int i = 0; i < sends.size(); i++) {
+                    try {
+                        sends.get(i).get(120, TimeUnit.SECONDS);
+                        done.add(tried.get(i));
+                    } catch (java.util.concurrent.ExecutionException e) {
+                        // not yet
+                    }
+                }
+            }
+            assertThat(done).as("every partition writable again").hasSize(PARTITIONS);
+            return System.nanoTime();
+        }
+    }
+
+    private static void awaitLeaders(Admin admin, java.util.function.Predicate<Map<Integer, Integer>> ok, String what)
+            throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        Map<Integer, Integer> leaders = Map.of();
+        while (System.nanoTime() < deadline) {
+            TopicDescription d;
+            try {
+                d = admin.describeTopics(List.of("fo")).allTopicNames().get(15, TimeUnit.SECONDS).get("fo");
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                Thread.sleep(200); // asked a dead shell: ask again
+                continue;
+            }
+            leaders = new HashMap<>();
+            for (TopicPartitionInfo p : d.partitions()) {
+                leaders.put(p.partition(), p.leader() == null ? -1 : p.leader().id());
+            }
+            if (ok.test(leaders)) {
+                return;
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError("leaders never " + what + ": " + leaders);
+    }
+
+    private static void signal(Process p, String signal) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).inheritIO().start();
+        assertThat(kill.waitFor()).as("kill -" + signal).isZero();
+    }
+}
