@@ -571,9 +571,19 @@ public final class FileObjectStore implements ObjectStore {
             existing = existing.getParent();
         }
         try {
-            Files.createDirectories(dir);
-        } catch (FileAlreadyExistsException e) {
-            throw parentIsObject(key, Path.of(e.getFile()));
+            for (int attempt = 0; ; attempt++) {
+                try {
+                    Files.createDirectories(dir);
+                    break;
+                } catch (FileAlreadyExistsException e) {
+                    // Also thrown when a directory on the path was there at create and gone at the check that
+                    // followed (a delete emptied and removed it): only a regular file really blocks the key.
+                    Path blocker = Path.of(e.getFile());
+                    if (Files.isRegularFile(blocker, LinkOption.NOFOLLOW_LINKS) || attempt >= 100) {
+                        throw parentIsObject(key, blocker);
+                    }
+                }
+            }
         } catch (FileSystemException e) {
             for (Path p = dir; p != null && !p.equals(root); p = p.getParent()) {
                 if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
