@@ -45,6 +45,7 @@ public final class KafkaShell implements AutoCloseable {
     private final int port;
     private final ClusterMembership membership;
     private volatile boolean closed;
+    private boolean drained;
     private volatile java.util.function.Consumer<String> onFenced = reason -> { };
 
     private KafkaShell(ShellConfig config) throws InterruptedException {
@@ -113,6 +114,31 @@ public final class KafkaShell implements AutoCloseable {
                 });
             }
         }, config.leaseRenewMs(), config.leaseRenewMs(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        long balanceMs = config.balanceIntervalMs();
+        if (balanceMs > 0) {
+            // The self-balancer: the lowest live shell alone acts, one move at a time.
+            java.util.concurrent.atomic.AtomicBoolean balancing = new java.util.concurrent.atomic.AtomicBoolean();
+            timer.scheduleWithFixedDelay(() -> {
+                java.util.SortedMap<Integer, Long> live = membership.live();
+                if (!closed && membership.canServe() && !live.isEmpty() && live.firstKey() == config.nodeId()
+                        && balancing.compareAndSet(false, true)) {
+                    blocking.execute(() -> {
+                        try {
+                            String move = topics.balanceOnce(live.keySet());
+                            if (move != null) {
+                                System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.INFO,
+                                        "balancer: " + move);
+                            }
+                        } catch (RuntimeException e) {
+                            System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.WARNING,
+                                    "balancer round failed", e);
+                        } finally {
+                            balancing.set(false);
+                        }
+                    });
+                }
+            }, balanceMs, balanceMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
         long reconcileMs = config.reconcileMs();
         java.util.concurrent.atomic.AtomicBoolean reconciling = new java.util.concurrent.atomic.AtomicBoolean();
         timer.scheduleWithFixedDelay(() -> {
@@ -186,14 +212,47 @@ public final class KafkaShell implements AutoCloseable {
         return sb.toString();
     }
 
+    /** The topic registry, for tests in this package. */
+    TopicRegistry topicsForTest() {
+        return topics;
+    }
+
     public String bootstrapServers() {
         return config.advertisedHost() + ":" + port;
+    }
+
+    /**
+     * Hands each partition this shell leads to another live shell (its stream closed, so its data is uploaded, and
+     * reopened there), while this shell still serves: the drain of a clean shutdown, so a rolling restart costs a move
+     * per partition rather than an outage. Returns how many partitions moved; 0 when no other shell is live (they
+     * then wait for this one to come back) or this shell is fenced. {@link #close()} drains if this was not called.
+     */
+    public synchronized int drain() {
+        if (drained || closed) {
+            return 0;
+        }
+        drained = true;
+        java.util.Set<Integer> others = new java.util.TreeSet<>(membership.live().keySet());
+        others.remove(config.nodeId());
+        if (others.isEmpty() || !membership.canServe()) {
+            return 0;
+        }
+        long started = System.nanoTime();
+        int moved = topics.drainTo(others);
+        System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.INFO, "drained " + moved
+                + " partitions to nodes " + others + " in " + (System.nanoTime() - started) / 1_000_000 + " ms");
+        return moved;
     }
 
     @Override
     public synchronized void close() {
         if (closed) {
             return;
+        }
+        try {
+            drain();
+        } catch (RuntimeException e) {
+            System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.WARNING, "drain failed", e);
         }
         closed = true;
         server.close().syncUninterruptibly();
@@ -259,6 +318,15 @@ public final class KafkaShell implements AutoCloseable {
             });
         }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            // Reported on stderr, not through System.Logger: JUL's own shutdown hook may already have closed its handlers.
+            long draining = System.nanoTime();
+            try {
+                int moved = shell.drain();
+                System.err.println("kafka-shell: drained " + moved + " partitions to the other live shells in "
+                        + (System.nanoTime() - draining) / 1_000_000 + " ms");
+            } catch (RuntimeException e) {
+                System.err.println("kafka-shell: drain failed, partitions wait for this shell or a takeover: " + e);
+            }
             System.err.println("kafka-shell: shutting down (uploading the log cache)");
             shell.close();
             if (metricsIntervalMs > 0) {

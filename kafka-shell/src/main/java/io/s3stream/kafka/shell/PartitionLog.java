@@ -102,6 +102,11 @@ final class PartitionLog {
         return retired;
     }
 
+    /** Why an append failed, after which this handle refuses appends (its stream would have a hole); null if none did. */
+    Throwable failure() {
+        return failure;
+    }
+
     /** Outcome of one produce to this partition. */
     record AppendOutcome(Errors error, long baseOffset, long logAppendTimeMs) {
     }
@@ -146,7 +151,11 @@ final class PartitionLog {
                             LOG.log(System.Logger.Level.INFO, () -> topic + "-" + partition + ": duplicate batch of producer "
                                     + producerId + " (sequences " + m.firstSeq + ".." + m.lastSeq + ") answered with its offset "
                                     + m.baseOffset);
-                            result.complete(new AppendOutcome(Errors.NONE, m.baseOffset, -1)); // a retried duplicate
+                            // A retried duplicate gets the original's outcome, once the original is durable: acking it
+                            // earlier would acknowledge a batch whose append may still fail.
+                            m.outcome.whenComplete((o, e) -> result.complete(e != null || o.error() != Errors.NONE
+                                    ? new AppendOutcome(Errors.KAFKA_STORAGE_ERROR, -1, -1)
+                                    : new AppendOutcome(Errors.NONE, m.baseOffset, -1)));
                             return;
                         }
                     }
@@ -181,7 +190,7 @@ final class PartitionLog {
                 entry = new ProducerEntry(batch.producerEpoch());
                 producers.put(producerId, entry);
             }
-            entry.recent.addLast(new BatchMeta(batch.baseSequence(), batch.lastSequence(), baseOffset));
+            entry.recent.addLast(new BatchMeta(batch.baseSequence(), batch.lastSequence(), baseOffset, result));
             if (entry.recent.size() > PRODUCER_BATCH_CACHE) {
                 entry.recent.removeFirst();
             }
@@ -242,7 +251,7 @@ final class PartitionLog {
                             } else if (kb.producerEpoch() < e.epoch) {
                                 continue;
                             }
-                            e.recent.addLast(new BatchMeta(kb.baseSequence(), kb.lastSequence(), kb.baseOffset()));
+                            e.recent.addLast(new BatchMeta(kb.baseSequence(), kb.lastSequence(), kb.baseOffset(), DURABLE));
                             if (e.recent.size() > PRODUCER_BATCH_CACHE) {
                                 e.recent.removeFirst();
                             }
@@ -359,8 +368,13 @@ final class PartitionLog {
         return out.flip();
     }
 
-    private record BatchMeta(int firstSeq, int lastSeq, long baseOffset) {
+    /** A recent batch of one producer; {@code outcome} completes when its append is durable (or failed). */
+    private record BatchMeta(int firstSeq, int lastSeq, long baseOffset, CompletableFuture<AppendOutcome> outcome) {
     }
+
+    /** The outcome of a batch read back from the stream: durable by definition. */
+    private static final CompletableFuture<AppendOutcome> DURABLE =
+            CompletableFuture.completedFuture(new AppendOutcome(Errors.NONE, -1, -1));
 
     private static final class ProducerEntry {
         final short epoch;

@@ -40,6 +40,7 @@ public final class ShellConfig {
     private final long leaseRenewMs;
     private final long leaseTimeoutMs;
     private final boolean failoverEnabled;
+    private final long balanceIntervalMs;
 
     private ShellConfig(Map<String, String> raw) {
         this.raw = Map.copyOf(raw);
@@ -101,6 +102,8 @@ public final class ShellConfig {
                     + "'");
         }
         this.failoverEnabled = Boolean.parseBoolean(failover);
+        this.balanceIntervalMs = intValue("s3stream.kafka.balance.interval.ms",
+                get("s3stream.kafka.balance.interval.ms", "15000"), 0, Integer.MAX_VALUE);
     }
 
     /** Reads settings; {@code overrides} win over {@code file}. */
@@ -187,6 +190,7 @@ public final class ShellConfig {
     public long leaseRenewMs() { return leaseRenewMs; }
     public long leaseTimeoutMs() { return leaseTimeoutMs; }
     public boolean failoverEnabled() { return failoverEnabled; }
+    public long balanceIntervalMs() { return balanceIntervalMs; }
 
     private static int intValue(String key, String value, int min, int max) {
         long v = longValue(key, value);

@@ -63,6 +63,8 @@ final class TopicRegistry {
         volatile int leader = -1;
         volatile long epoch;
         volatile int target = -1;
+        /** Set while the stream of a log whose append failed is being closed, before it is reopened. */
+        volatile CompletableFuture<Void> reopening;
 
         Slot(int index, long streamId) {
             this.index = index;
@@ -273,6 +275,25 @@ final class TopicRegistry {
                 handOver(t, s, key, record, target, epoch);
                 return;
             }
+            CompletableFuture<Void> closing = s.reopening;
+            if (closing != null) {
+                if (!closing.isDone()) {
+                    return; // a failed stream is still being closed; reopened on the round after
+                }
+                s.reopening = null;
+            }
+            if (log != null && !log.retired() && log.failure() != null) {
+                // An append failed (the WAL or log cache stayed full, an object-store error outlasted the retries):
+                // the stream refuses appends from then on, so that it has no hole. Reopening it at a higher epoch
+                // recovers it to its durable end and serves again, rather than failing every produce until a move.
+                // Its close waits for its uploads (the store may still be failing), so it runs off this thread.
+                Throwable why = log.failure();
+                LOG.log(System.Logger.Level.WARNING, () -> "partition " + t.name() + "-" + s.index + ": an append "
+                        + "failed (" + why + "); closing its stream to reopen it", why);
+                s.log = null;
+                s.reopening = log.retire().exceptionally(e -> null);
+                return;
+            }
             if (log == null || log.retired()) {
                 byte[] bumped = leaderRecord(nodeId, epoch + 1, target);
                 if (!kv.compareAndSet(key, record, bumped).join()) {
@@ -373,6 +394,89 @@ final class TopicRegistry {
                 }
             }
         }
+        return moved;
+    }
+
+    /**
+     * One step of the self-balancer: when the live shells' partition counts differ by two or more and no move is in
+     * flight, asks the most loaded shell to hand one partition to the least loaded (the same move an operator makes with
+     * kafka-reassign-partitions). Partitions led by a shell that is not live are left alone. Returns what it did, or
+     * null.
+     */
+    String balanceOnce(Collection<Integer> liveIds) {
+        if (liveIds.size() < 2) {
+            return null;
+        }
+        SortedMap<String, byte[]> leaders = kv.list(LEADER_PREFIX).join();
+        Map<Integer, List<String>> led = new TreeMap<>();
+        liveIds.forEach(id -> led.put(id, new ArrayList<>()));
+        for (Map.Entry<String, byte[]> e : leaders.entrySet()) {
+            long[] r = parseLeader(e.getValue());
+            if (r[2] >= 0) {
+                return null; // a move is in flight: one at a time
+            }
+            List<String> keys = led.get((int) r[0]);
+            if (keys != null) {
+                keys.add(e.getKey());
+            }
+        }
+        int most = -1;
+        int least = -1;
+        for (Map.Entry<Integer, List<String>> e : led.entrySet()) {
+            if (most < 0 || e.getValue().size() > led.get(most).size()) {
+                most = e.getKey();
+            }
+            if (least < 0 || e.getValue().size() < led.get(least).size()) {
+                least = e.getKey();
+            }
+        }
+        if (led.get(most).size() - led.get(least).size() < 2) {
+            return null;
+        }
+        String key = led.get(most).getLast();
+        byte[] record = leaders.get(key);
+        long[] r = parseLeader(record);
+        if (!kv.compareAndSet(key, record, leaderRecord(most, r[1], least)).join()) {
+            return null;
+        }
+        return "moving " + key.substring(LEADER_PREFIX.length()) + " from node " + most + " (" + led.get(most).size()
+                + " partitions) to node " + least + " (" + led.get(least).size() + ")";
+    }
+
+    /**
+     * Hands every partition this shell leads to the other live shells, least loaded first, and waits for the
+     * handovers (each closes the stream, which uploads its data): the drain of a clean shutdown. Returns how many
+     * partitions moved.
+     */
+    int drainTo(Collection<Integer> others) {
+        List<Integer> targets = others.stream().filter(id -> id != nodeId).sorted().toList();
+        if (targets.isEmpty()) {
+            return 0;
+        }
+        SortedMap<String, byte[]> leaders = kv.list(LEADER_PREFIX).join();
+        Map<Integer, Integer> load = new java.util.HashMap<>();
+        targets.forEach(id -> load.put(id, 0));
+        for (byte[] record : leaders.values()) {
+            load.computeIfPresent((int) parseLeader(record)[0], (k, v) -> v + 1);
+        }
+        int moved = 0;
+        for (Map.Entry<String, byte[]> e : leaders.entrySet()) {
+            long[] r = parseLeader(e.getValue());
+            if (r[0] != nodeId) {
+                continue;
+            }
+            int to = targets.getFirst();
+            for (int id : targets) {
+                if (load.get(id) < load.get(to)) {
+                    to = id;
+                }
+            }
+            if (kv.compareAndSet(e.getKey(), e.getValue(), leaderRecord(nodeId, r[1], to)).join()) {
+                load.merge(to, 1, Integer::sum);
+                moved++;
+            }
+        }
+        reconcile(); // hands them over now
         return moved;
     }
 

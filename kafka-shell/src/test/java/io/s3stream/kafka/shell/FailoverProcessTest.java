@@ -176,7 +176,8 @@ class FailoverProcessTest {
                 writer.join();
                 producer.flush();
             }
-            assertThat(failures).as("no send failed").isEmpty();
+            assertThat(failures).as(() -> "no send failed\n" + diagnostics(failures, shells.stream()
+                    .map(sh -> sh.broker().log).toList())).isEmpty();
             assertThat(acked).hasSize(RECORDS);
 
             String survivor = shells.get(1).broker().bootstrap() + "," + shells.get(2).broker().bootstrap();
@@ -200,6 +201,212 @@ class FailoverProcessTest {
             }
             assertThat(groupCommitted).as("the group committed on every partition").hasSize(PARTITIONS);
         }
+    }
+
+    /**
+     * Self-balancing and a rolling restart: shell 1 creates 8 partitions (it leads them all); the balancer moves half to
+     * shell 2; shell 3 joins and gets its share; shell 1 is stopped with SIGTERM (it drains its partitions to the others
+     * first) and restarted, and gets partitions back. An idempotent producer writes throughout: nothing acknowledged is
+     * lost or duplicated, no send fails.
+     */
+    @org.junit.jupiter.api.Test
+    void theBalancerSpreadsPartitionsAndARollingRestartDrainsThem() throws Exception {
+        Path run = Files.createDirectories(base.resolve("balance-" + System.nanoTime()));
+        String store = "file://" + run.resolve("objects");
+        String[] common = {"s3stream.object.store=" + store, "s3stream.wal=objectwal://?batchMs=5&batchBytes=1MiB",
+                "s3stream.kafka.reconcile.ms=200", "s3stream.kafka.balance.interval.ms=500"};
+        Map<Integer, ProcessBrokerTest.Broker> shells = new java.util.TreeMap<>();
+        Map<Integer, Integer> ports = new HashMap<>();
+        java.util.function.IntFunction<ProcessBrokerTest.Broker> start = id -> {
+            try {
+                ports.putIfAbsent(id, ProcessBrokerTest.freePort());
+                List<String> o = new ArrayList<>(List.of(common));
+                o.add("node.id=" + id);
+                return new ProcessBrokerTest.Broker(run.resolve("shell-" + id), ports.get(id), o.toArray(String[]::new));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        };
+        try {
+            shells.put(1, start.apply(1));
+            shells.put(2, start.apply(2));
+            String bootstrap = shells.get(1).bootstrap() + "," + shells.get(2).bootstrap();
+            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                    AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 3_000, AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                    10_000, AdminClientConfig.METADATA_MAX_AGE_CONFIG, 1_000))) {
+                admin.createTopics(List.of(new NewTopic("bal", 8, (short) 1))).all().get(60, TimeUnit.SECONDS);
+                Set<String> acked = ConcurrentHashMap.newKeySet();
+                ConcurrentLinkedQueue<Exception> failures = new ConcurrentLinkedQueue<>();
+                AtomicBoolean writing = new AtomicBoolean(true);
+                AtomicInteger sent = new AtomicInteger();
+                try (KafkaProducer<String, String> producer = ProcessBrokerTest.producer(bootstrap + ","
+                        + "127.0.0.1:" + reservePort(ports, 3), Map.of(ProducerConfig.ACKS_CONFIG, "all",
+                        ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.LINGER_MS_CONFIG, 2,
+                        ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000, ProducerConfig.METADATA_MAX_AGE_CONFIG,
+                        1_000))) {
+                    Thread writer = Thread.ofPlatform().start(() -> {
+                        for (int i = 0; writing.get(); i++) {
+                            String v = "b" + i;
+                            producer.send(new ProducerRecord<>("bal", i % 8, null, v), (md, e) -> {
+                                if (e == null) {
+                                    acked.add(v);
+                                } else {
+                                    failures.add(e);
+                                }
+                            });
+                            sent.incrementAndGet();
+                            try {
+                                Thread.sleep(4);
+                            } catch (InterruptedException e) {
+                                return;
+                            }
+                        }
+                    });
+                    long t0 = System.nanoTime();
+                    awaitLeaders(admin, "bal", l -> count(l, 1) == 4 && count(l, 2) == 4, "4 + 4");
+                    long even2 = System.nanoTime();
+                    shells.put(3, start.apply(3));
+                    long joined = System.nanoTime();
+                    awaitLeaders(admin, "bal", l -> spread(l, List.of(1, 2, 3)) <= 1 && count(l, 3) > 0,
+                            "spread over three");
+                    long even3 = System.nanoTime();
+                    ProcessBrokerTest.Broker one = shells.remove(1);
+                    long stopping = System.nanoTime();
+                    one.close(); // SIGTERM: drains, then exits
+                    long stopped = System.nanoTime();
+                    awaitLeaders(admin, "bal", l -> count(l, 1) == 0, "none on the stopped shell");
+                    shells.put(1, start.apply(1));
+                    awaitLeaders(admin, "bal", l -> spread(l, List.of(1, 2, 3)) <= 1 && count(l, 1) > 0,
+                            "spread again after the restart");
+                    long rebalanced = System.nanoTime();
+                    writing.set(false);
+                    writer.join();
+                    producer.flush();
+                    System.out.printf("balancer: 8 partitions even over 2 shells after %d ms; a third shell got its share "
+                                    + "%d ms after it started; SIGTERM drained shell 1 in %d ms (to exit); after its restart "
+                                    + "even again in %d ms; %d records sent%n", ms(even2 - t0), ms(even3 - joined),
+                            ms(stopped - stopping), ms(rebalanced - stopped), sent.get());
+                }
+                assertThat(failures).as(() -> "no send failed during balancing and the rolling restart\n"
+                        + diagnostics(failures, logsOf(run))).isEmpty();
+                List<String> values = new ArrayList<>();
+                ProcessBrokerTest.readAll(shells.get(2).bootstrap(), "bal", acked.size()).forEach(r -> values.add(r.value()));
+                assertThat(values).as("every acknowledged record exactly once").hasSize(acked.size())
+                        .containsExactlyInAnyOrderElementsOf(acked);
+                assertThat(Files.readString(one(run))).as("shell 1 drained its partitions at SIGTERM")
+                        .containsPattern("kafka-shell: drained [1-9]\\d* partitions");
+            }
+        } finally {
+            Path keep = Files.createDirectories(Path.of("target", "failover-logs", "balance"));
+            for (Map.Entry<Integer, ProcessBrokerTest.Broker> e : shells.entrySet()) {
+                e.getValue().process.destroyForcibly();
+                e.getValue().process.waitFor(30, TimeUnit.SECONDS);
+                Files.copy(e.getValue().log, keep.resolve("shell-" + e.getKey() + ".log"),
+                        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+    }
+
+    /**
+     * The Kafka client's own account (its producer and consumer log through JUL here), kept so that a failed run says in
+     * its assertion message why a send failed: the report of a CI run shows that message, not the test's output.
+     */
+    private static final java.util.concurrent.ConcurrentLinkedDeque<String> CLIENT_LOG =
+            new java.util.concurrent.ConcurrentLinkedDeque<>();
+    private static final java.util.logging.Logger CLIENT_LOGGER = java.util.logging.Logger.getLogger("org.apache.kafka");
+
+    static {
+        CLIENT_LOGGER.addHandler(new java.util.logging.Handler() {
+            private final java.util.logging.SimpleFormatter format = new java.util.logging.SimpleFormatter();
+
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                CLIENT_LOG.addLast(java.time.Instant.ofEpochMilli(r.getMillis()) + " " + r.getLevel() + " "
+                        + format.formatMessage(r));
+                while (CLIENT_LOG.size() > 20_000) {
+                    CLIENT_LOG.pollFirst();
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        });
+    }
+
+    /**
+     * What a failed send assertion prints: the client's log lines about each failed partition and about producer ids
+     * and epochs, and the shells' warnings and errors.
+     */
+    private static String diagnostics(java.util.Collection<Exception> failures, List<Path> shellLogs) {
+        Set<String> partitions = new java.util.TreeSet<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("for ([\\w.-]+-\\d+):")
+                .matcher(failures.toString());
+        while (m.find()) {
+            partitions.add(m.group(1));
+        }
+        StringBuilder out = new StringBuilder("client log about " + partitions + " and producer ids:\n");
+        CLIENT_LOG.stream().filter(line -> line.contains("roducerId") || line.contains("epoch")
+                        && line.contains("Producer") || partitions.stream().anyMatch(p -> line.contains(p + " ")
+                        || line.contains(p + ",") || line.contains(p + "=")))
+                .map(line -> line.length() > 400 ? line.substring(0, 400) : line)
+                .reduce((a, b) -> a + "\n" + b).ifPresent(s -> out.append(tail(s, 60)).append('\n'));
+        for (Path log : shellLogs) {
+            try {
+                String warnings = Files.readAllLines(log).stream()
+                        .filter(l -> l.startsWith("WARNING") || l.startsWith("SEVERE") || l.contains("FENCED")
+                                || partitions.stream().anyMatch(l::contains))
+                        .map(l -> l.length() > 300 ? l.substring(0, 300) : l)
+                        .reduce((a, b) -> a + "\n" + b).orElse("");
+                out.append(log.getFileName()).append(":\n").append(tail(warnings, 25)).append('\n');
+            } catch (IOException e) {
+                out.append(log).append(": ").append(e).append('\n');
+            }
+        }
+        return out.toString();
+    }
+
+    private static String tail(String lines, int n) {
+        List<String> all = List.of(lines.split("\n"));
+        return String.join("\n", all.subList(Math.max(0, all.size() - n), all.size()));
+    }
+
+    private static List<Path> logsOf(Path run) {
+        try (var logs = Files.list(run)) {
+            return logs.filter(f -> f.getFileName().toString().endsWith(".log")).sorted().toList();
+        } catch (IOException e) {
+            return List.of();
+        }
+    }
+
+    private static Path one(Path run) throws IOException {
+        try (var logs = Files.list(run)) {
+            return logs.filter(f -> f.getFileName().toString().startsWith("shell-1-broker-")).sorted().findFirst()
+                    .orElseThrow();
+        }
+    }
+
+    private static int reservePort(Map<Integer, Integer> ports, int id) throws IOException {
+        ports.putIfAbsent(id, ProcessBrokerTest.freePort());
+        return ports.get(id);
+    }
+
+    private static long ms(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
+    }
+
+    private static int count(Map<Integer, Integer> leaders, int id) {
+        return (int) leaders.values().stream().filter(v -> v == id).count();
+    }
+
+    private static int spread(Map<Integer, Integer> leaders, List<Integer> ids) {
+        int max = ids.stream().mapToInt(id -> count(leaders, id)).max().orElse(0);
+        int min = ids.stream().mapToInt(id -> count(leaders, id)).min().orElse(0);
+        return max - min;
     }
 
     /** Consumes with a group (its coordinator is shell 1 until it dies), committing synchronously every poll. */
@@ -264,12 +471,17 @@ class FailoverProcessTest {
 
     private static void awaitLeaders(Admin admin, java.util.function.Predicate<Map<Integer, Integer>> ok, String what)
             throws Exception {
+        awaitLeaders(admin, "fo", ok, what);
+    }
+
+    private static void awaitLeaders(Admin admin, String topic, java.util.function.Predicate<Map<Integer, Integer>> ok,
+                                     String what) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         Map<Integer, Integer> leaders = Map.of();
         while (System.nanoTime() < deadline) {
             TopicDescription d;
             try {
-                d = admin.describeTopics(List.of("fo")).allTopicNames().get(15, TimeUnit.SECONDS).get("fo");
+                d = admin.describeTopics(List.of(topic)).allTopicNames().get(15, TimeUnit.SECONDS).get(topic);
             } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
                 Thread.sleep(200); // asked a dead shell: ask again
                 continue;
