@@ -161,15 +161,29 @@ final class PartitionLog {
                     }
                     int expected = entry.lastSeq() == Integer.MAX_VALUE ? 0 : entry.lastSeq() + 1;
                     if (batch.baseSequence() != expected) {
+                        outOfOrder(producerId, batch, "expected sequence " + expected, entry);
                         result.complete(new AppendOutcome(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, -1));
                         return;
                     }
                 } else if (batch.baseSequence() != 0) {
+                    outOfOrder(producerId, batch, "a new epoch starts at sequence 0", entry);
                     result.complete(new AppendOutcome(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, -1));
                     return;
                 }
             }
-            // A producer not seen in the recovered tail is accepted at any sequence (its state is older than the tail).
+            if (entry == null && batch.baseSequence() != 0) {
+                // Unknown here, and not at its first batch: its earlier batches are older than the recovered tail, or
+                // still on their way (during a move, an earlier batch went to the old leader and was refused there
+                // while this one came here). Accepting this one would leave that earlier batch out of order forever
+                // (the client retries it, the log refuses it: a stuck producer), so the producer is told its state is
+                // unknown: it bumps its epoch and resends its batches from sequence 0 (KIP-360).
+                LOG.log(System.Logger.Level.INFO, () -> topic + "-" + partition + ": batch of unknown producer "
+                        + producerId + " epoch " + batch.producerEpoch() + " at sequence " + batch.baseSequence()
+                        + ", not 0: answered UNKNOWN_PRODUCER_ID so that it restarts its sequences");
+                result.complete(new AppendOutcome(Errors.UNKNOWN_PRODUCER_ID, -1, -1));
+                return;
+            }
+            // A producer first seen at sequence 0 starts here.
         }
         long baseOffset = stream.nextOffset();
         batch.setLastOffset(baseOffset + (int) (batch.lastOffset() - batch.baseOffset()));
@@ -212,12 +226,22 @@ final class PartitionLog {
         });
     }
 
+    /** Says why a batch was refused as out of order: the producer retries it, so this explains a stuck producer. */
+    private void outOfOrder(long producerId, MutableRecordBatch batch, String why, ProducerEntry entry) {
+        LOG.log(System.Logger.Level.INFO, () -> topic + "-" + partition + ": out-of-order batch of producer " + producerId
+                + " epoch " + batch.producerEpoch() + ", sequences " + batch.baseSequence() + ".." + batch.lastSequence()
+                + " (" + why + "); known: epoch " + entry.epoch + ", recent " + entry.recent.stream()
+                .map(m -> m.firstSeq + ".." + m.lastSeq + "@" + m.baseOffset + (m.outcome == DURABLE ? " (from the tail)" : ""))
+                .toList());
+    }
+
     /**
      * Rebuilds idempotent-producer state (epoch and the last five batches per producer id) from the partition's tail,
      * once per open, on the first idempotent append: a retry that spans a broker restart or a partition move then gets
      * its original offset instead of being stored twice, and a gap is still rejected. The tail is the last
      * {@link #PRODUCER_RECOVERY_TAIL_BYTES} or so (estimated from the size of the last batch); a producer whose last
-     * batch is older than that is treated as new. Runs on the appender, before any idempotent append of this handle.
+     * batch is older than that is unknown, and asked to restart its sequences when it next writes here. Runs on the
+     * appender, before any idempotent append of this handle.
      */
     private void recoverProducers() {
         producersRecovered = true;
@@ -269,7 +293,8 @@ final class PartitionLog {
         } catch (RuntimeException e) {
             // Trimmed meanwhile or unreadable: fall back to accepting unknown producers, and say so.
             LOG.log(System.Logger.Level.WARNING, () -> topic + "-" + partition
-                    + ": could not rebuild producer state from the tail; unknown producers are accepted at any sequence", e);
+                    + ": could not rebuild producer state from the tail; producers will be asked to restart their "
+                    + "sequences (UNKNOWN_PRODUCER_ID)", e);
         }
     }
 

@@ -115,4 +115,84 @@ class ProducerStateTest {
             }
         }
     }
+
+    /**
+     * During a move, a producer's batch can reach the new leader before an earlier batch that went to the old one and
+     * was refused there. The new leader does not know the producer (nothing of it in the partition's tail): if it
+     * accepted the later batch, the earlier one would be out of order forever and the producer stuck. It answers
+     * UNKNOWN_PRODUCER_ID instead, storing nothing; the earlier batch, then the later one, are accepted in order.
+     */
+    @Test
+    void aLaterBatchOfAnUnknownProducerIsRefusedSoTheEarlierOneIsNotStuck() throws Exception {
+        try (ShellFixture fx = new ShellFixture()) {
+            try (Admin admin = fx.admin()) {
+                admin.createTopics(List.of(new NewTopic("race", 1, (short) 1))).all().get();
+            }
+            long pid = 777;
+            try (RawClient c = new RawClient(fx.shell.port())) {
+                assertThat(c.produce("race", 0, RawClient.idempotent(pid, (short) 0, 3, 3)).error())
+                        .isEqualTo(Errors.UNKNOWN_PRODUCER_ID);
+                assertThat(c.produce("race", 0, RawClient.idempotent(pid, (short) 0, 0, 3)))
+                        .as("nothing was stored for the refused batch").isEqualTo(new RawClient.ProduceResponseData(Errors.NONE, 0));
+                assertThat(c.produce("race", 0, RawClient.idempotent(pid, (short) 0, 3, 3)))
+                        .isEqualTo(new RawClient.ProduceResponseData(Errors.NONE, 3));
+                // After the client's epoch bump, sequences restart at 0.
+                assertThat(c.produce("race", 0, RawClient.idempotent(pid, (short) 1, 0, 1)))
+                        .isEqualTo(new RawClient.ProduceResponseData(Errors.NONE, 6));
+            }
+        }
+    }
+
+    /**
+     * A producer whose batches are older than the tail the shell recovers producer state from (the last ~8 MiB) is
+     * unknown after a restart: its next batch gets UNKNOWN_PRODUCER_ID, and the Java client bumps its epoch, restarts
+     * its sequences and goes on; no send fails and nothing is stored twice.
+     */
+    @Test
+    void aProducerForgottenByARestartBumpsItsEpochAndGoesOn() throws Exception {
+        try (ShellFixture fx = new ShellFixture()) {
+            try (Admin admin = fx.admin()) {
+                admin.createTopics(List.of(new NewTopic("forgotten", 1, (short) 1))).all().get();
+            }
+            try (KafkaProducer<String, String> old = fx.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 0,
+                    ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 60_000))) {
+                for (int i = 0; i < 10; i++) {
+                    old.send(new ProducerRecord<>("forgotten", "old-" + i)).get();
+                }
+                String big = "x".repeat(64 << 10);
+                try (KafkaProducer<String, String> other = fx.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 5))) {
+                    for (int i = 0; i < 192; i++) { // 12 MiB after the old producer's batches
+                        other.send(new ProducerRecord<>("forgotten", big));
+                    }
+                    other.flush();
+                }
+                fx.restart();
+                for (int i = 10; i < 20; i++) {
+                    old.send(new ProducerRecord<>("forgotten", "old-" + i)).get(60, java.util.concurrent.TimeUnit.SECONDS);
+                }
+            }
+            try (KafkaConsumer<String, String> c = fx.consumer(null, Map.of())) {
+                TopicPartition tp = new TopicPartition("forgotten", 0);
+                c.assign(List.of(tp));
+                c.seekToBeginning(List.of(tp));
+                List<String> olds = new ArrayList<>();
+                long total = 0;
+                long deadline = System.currentTimeMillis() + 20_000;
+                while (total < 212 && System.currentTimeMillis() < deadline) {
+                    for (var r : c.poll(Duration.ofMillis(200))) {
+                        total++;
+                        if (r.value().startsWith("old-")) {
+                            olds.add(r.value());
+                        }
+                    }
+                }
+                List<String> expected = new ArrayList<>();
+                for (int i = 0; i < 20; i++) {
+                    expected.add("old-" + i);
+                }
+                assertThat(olds).isEqualTo(expected);
+                assertThat(total).isEqualTo(212);
+            }
+        }
+    }
 }
