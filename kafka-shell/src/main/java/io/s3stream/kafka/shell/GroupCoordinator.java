@@ -461,8 +461,12 @@ final class GroupCoordinator implements AutoCloseable {
                 String[] parts = k.substring(prefix.length()).split("/");
                 fresh.put(new TopicPartition(parts[0], Integer.parseInt(parts[1])), decode(v));
             });
-            Map<TopicPartition, Committed> known = offsets.computeIfAbsent(groupId, g -> new HashMap<>());
-            known.putAll(fresh);
+            // The stored view replaces memory: offsets another shell deleted (DeleteGroups, DeleteTopics) go too.
+            if (fresh.isEmpty()) {
+                offsets.remove(groupId);
+            } else {
+                offsets.put(groupId, fresh);
+            }
             return CompletableFuture.completedFuture(null);
         }, exec).thenCompose(ignored -> committedInMemory(groupId));
     }
@@ -501,7 +505,8 @@ final class GroupCoordinator implements AutoCloseable {
      * GROUP_ID_NOT_FOUND when neither the group nor offsets of it exist.
      */
     CompletableFuture<Errors> delete(String groupId) {
-        return call(() -> {
+        // Offsets may have been committed while another shell coordinated the group: read them first.
+        return committed(groupId).thenCompose(known -> call(() -> {
             Group g = groups.get(groupId);
             if (g != null && !g.members.isEmpty()) {
                 return CompletableFuture.completedFuture(Errors.NON_EMPTY_GROUP);
@@ -516,7 +521,37 @@ final class GroupCoordinator implements AutoCloseable {
                 committed.keySet().forEach(tp -> deletes.add(kv.delete(offsetKey(groupId, tp))));
             }
             return CompletableFuture.allOf(deletes.toArray(CompletableFuture[]::new)).thenApply(v -> Errors.NONE);
-        }).thenCompose(f -> f);
+        }).thenCompose(f -> f));
+    }
+
+    /**
+     * Forgets the groups another shell coordinates now (a shell joined, or this one was away): their members are told
+     * NOT_COORDINATOR (a pending join or sync is answered so) and rejoin at the new coordinator, which reads the
+     * committed offsets from the key-value space. If the group comes back here later it starts afresh, not from stale
+     * members and generations.
+     */
+    void retainOnly(java.util.function.Predicate<String> coordinatedHere) {
+        call(() -> {
+            for (Group g : List.copyOf(groups.values())) {
+                if (coordinatedHere.test(g.groupId)) {
+                    continue;
+                }
+                if (g.rebalanceTimer != null) {
+                    g.rebalanceTimer.cancel(false);
+                }
+                for (Member m : g.members.values()) {
+                    if (m.joining != null) {
+                        m.joining.complete(joinError(Errors.NOT_COORDINATOR, m.memberId));
+                    }
+                    if (m.syncing != null) {
+                        m.syncing.complete(syncError(Errors.NOT_COORDINATOR));
+                    }
+                }
+                groups.remove(g.groupId);
+            }
+            offsets.keySet().removeIf(id -> !coordinatedHere.test(id));
+            return null;
+        });
     }
 
     /** Drops all offsets of topic {@code topic} (after DeleteTopics). */

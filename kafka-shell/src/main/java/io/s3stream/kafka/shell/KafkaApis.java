@@ -190,18 +190,22 @@ final class KafkaApis {
                 case DELETE_TOPICS -> deleteTopics((DeleteTopicsRequest) request, version);
                 case INIT_PRODUCER_ID -> initProducerId((InitProducerIdRequest) request);
                 case FIND_COORDINATOR -> done(findCoordinator((FindCoordinatorRequest) request, version));
-                case JOIN_GROUP -> groups.join(((JoinGroupRequest) request).data(), version, ctx.clientId(),
+                case JOIN_GROUP -> !coordinates(((JoinGroupRequest) request).data().groupId()) ? notCoordinator(request)
+                        : groups.join(((JoinGroupRequest) request).data(), version, ctx.clientId(),
                                 ctx.clientAddress == null ? "" : ctx.clientAddress.toString())
                         .thenApply(d -> joinResponse(d, version));
-                case SYNC_GROUP -> groups.sync(((SyncGroupRequest) request).data())
-                        .thenApply(SyncGroupResponse::new);
+                case SYNC_GROUP -> !coordinates(((SyncGroupRequest) request).data().groupId()) ? notCoordinator(request)
+                        : groups.sync(((SyncGroupRequest) request).data()).thenApply(SyncGroupResponse::new);
                 case HEARTBEAT -> {
                     var d = ((HeartbeatRequest) request).data();
-                    yield groups.heartbeat(d.groupId(), d.memberId(), d.generationId())
+                    yield !coordinates(d.groupId()) ? notCoordinator(request)
+                            : groups.heartbeat(d.groupId(), d.memberId(), d.generationId())
                             .thenApply(e -> new HeartbeatResponse(new HeartbeatResponseData().setErrorCode(e.code())));
                 }
-                case LEAVE_GROUP -> leaveGroup((LeaveGroupRequest) request, version);
-                case OFFSET_COMMIT -> offsetCommit((OffsetCommitRequest) request);
+                case LEAVE_GROUP -> !coordinates(((LeaveGroupRequest) request).data().groupId()) ? notCoordinator(request)
+                        : leaveGroup((LeaveGroupRequest) request, version);
+                case OFFSET_COMMIT -> !coordinates(((OffsetCommitRequest) request).data().groupId()) ? notCoordinator(request)
+                        : offsetCommit((OffsetCommitRequest) request);
                 case OFFSET_FETCH -> offsetFetch((OffsetFetchRequest) request, version);
                 case DESCRIBE_CONFIGS -> done(describeConfigs((DescribeConfigsRequest) request));
                 case DESCRIBE_CLUSTER -> done(describeCluster());
@@ -269,19 +273,68 @@ final class KafkaApis {
     }
 
     /**
-     * The lowest registered node id whose lease is live: named controller, and coordinator of every group. When the
-     * coordinator dies, the next live shell coordinates; clients find it with FindCoordinator after their connection
-     * fails, rejoin, and read the committed offsets from the manifest.
+     * The lowest registered node id whose lease is live, named controller in Metadata and DescribeCluster (it also runs
+     * the self-balancer).
      */
     private int controller() {
+        return liveIds().first();
+    }
+
+    /** Registered shells whose lease is live as seen here (every registered one until the first lease round). */
+    private java.util.SortedSet<Integer> liveIds() {
         java.util.SortedMap<Integer, String[]> all = brokers();
         java.util.SortedMap<Integer, Long> live = liveShells.get();
+        java.util.SortedSet<Integer> ids = new java.util.TreeSet<>();
         for (Integer id : all.keySet()) {
-            if (live.isEmpty() || live.containsKey(id) || id == config.nodeId()) {
-                return id;
+            if (live.isEmpty() || live.containsKey(id)) {
+                ids.add(id);
             }
         }
-        return all.firstKey();
+        return ids.isEmpty() ? new java.util.TreeSet<>(all.keySet()) : ids;
+    }
+
+    /**
+     * The coordinator of group {@code groupId}: of the live shells, the one that {@link #rendezvous} picks, so groups
+     * spread over shells as Kafka spreads them over the partitions of {@code __consumer_offsets}, and a shell that
+     * dies or joins moves only its own share of groups. Group state is soft (members rejoin a new coordinator) and
+     * committed offsets live in the shared key-value space, so a new coordinator answers them at once.
+     */
+    int coordinatorOf(String groupId) {
+        return rendezvous(groupId, liveIds());
+    }
+
+    /** Whether this shell coordinates {@code groupId} now; requests for a group it does not get NOT_COORDINATOR. */
+    boolean coordinates(String groupId) {
+        return coordinatorOf(groupId) == config.nodeId();
+    }
+
+    /**
+     * Rendezvous (highest random weight) hashing: the id scoring highest for {@code key}. Deterministic across JVMs
+     * ({@link String#hashCode} is specified), and removing or adding an id moves only the keys that score highest on it.
+     */
+    static int rendezvous(String key, java.util.Collection<Integer> ids) {
+        long h = mix64(key.hashCode() * 0x9E3779B97F4A7C15L);
+        int best = -1;
+        long bestScore = 0;
+        for (int id : ids) {
+            long score = mix64(h ^ (id * 0xD6E8FEB86659FD93L));
+            if (best < 0 || score > bestScore || score == bestScore && id < best) {
+                best = id;
+                bestScore = score;
+            }
+        }
+        return best;
+    }
+
+    /** SplitMix64's finalizer: every input bit affects every output bit. */
+    private static long mix64(long z) {
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
+    private static CompletableFuture<AbstractResponse> notCoordinator(AbstractRequest request) {
+        return done(request.getErrorResponse(0, Errors.NOT_COORDINATOR.exception()));
     }
 
     private AbstractResponse describeCluster() {
@@ -460,6 +513,7 @@ final class KafkaApis {
      */
     private AbstractResponse alterReassignments(org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest request) {
         var out = new org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData();
+        topics.brokersNow(); // a shell that registered since the last reconcile is a valid target
         java.util.SortedMap<Integer, String[]> live = brokers();
         for (var rt : request.data().topics()) {
             var topicOut = new org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData.ReassignableTopicResponse()
@@ -615,7 +669,8 @@ final class KafkaApis {
     private CompletableFuture<AbstractResponse> deleteGroups(DeleteGroupsRequest request) {
         List<String> ids = request.data().groupsNames();
         List<CompletableFuture<Errors>> futures = new ArrayList<>();
-        ids.forEach(g -> futures.add(groups.delete(g)));
+        ids.forEach(g -> futures.add(coordinates(g) ? groups.delete(g)
+                : CompletableFuture.completedFuture(Errors.NOT_COORDINATOR)));
         return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
             DeleteGroupsResponseData.DeletableGroupResultCollection results = new DeleteGroupsResponseData.DeletableGroupResultCollection();
             for (int i = 0; i < ids.size(); i++) {
@@ -979,8 +1034,9 @@ final class KafkaApis {
                 return new FindCoordinatorResponse(out.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
                         .setErrorMessage("only group coordinators exist").setNodeId(-1).setHost("").setPort(-1));
             }
-            String[] hp = brokers().get(controller());
-            return new FindCoordinatorResponse(out.setNodeId(controller()).setHost(hp[0]).setPort(Integer.parseInt(hp[1])));
+            int coordinator = coordinatorOf(d.key());
+            String[] hp = brokers().get(coordinator);
+            return new FindCoordinatorResponse(out.setNodeId(coordinator).setHost(hp[0]).setPort(Integer.parseInt(hp[1])));
         }
         for (String key : d.coordinatorKeys()) {
             FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator().setKey(key);
@@ -988,8 +1044,9 @@ final class KafkaApis {
                 c.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code()).setErrorMessage("only group coordinators exist")
                         .setNodeId(-1).setHost("").setPort(-1);
             } else {
-                String[] hp = brokers().get(controller());
-                c.setNodeId(controller()).setHost(hp[0]).setPort(Integer.parseInt(hp[1]));
+                int coordinator = coordinatorOf(key);
+                String[] hp = brokers().get(coordinator);
+                c.setNodeId(coordinator).setHost(hp[0]).setPort(Integer.parseInt(hp[1]));
             }
             out.coordinators().add(c);
         }
@@ -1077,11 +1134,20 @@ final class KafkaApis {
                 wanted.add(m);
             }
         }
+        if (version < 8 && !coordinates(d.groupId())) {
+            return notCoordinator(request);
+        }
         List<CompletableFuture<Map<TopicPartition, GroupCoordinator.Committed>>> futures = new ArrayList<>();
-        groupIds.forEach(g -> futures.add(groups.committed(g)));
-        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
+        groupIds.forEach(g -> futures.add(coordinates(g) ? groups.committed(g) : null));
+        return CompletableFuture.allOf(futures.stream().filter(java.util.Objects::nonNull)
+                .toArray(CompletableFuture[]::new)).thenApply(v -> {
             OffsetFetchResponseData out = new OffsetFetchResponseData();
             for (int i = 0; i < groupIds.size(); i++) {
+                if (futures.get(i) == null) {
+                    out.groups().add(new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(groupIds.get(i))
+                            .setErrorCode(Errors.NOT_COORDINATOR.code()));
+                    continue;
+                }
                 Map<TopicPartition, GroupCoordinator.Committed> committed = futures.get(i).join();
                 Map<String, List<Integer>> want = wanted.get(i);
                 if (want == null) {
@@ -1123,6 +1189,7 @@ final class KafkaApis {
     private CompletableFuture<AbstractResponse> listGroups() {
         return groups.snapshot().thenApply(all -> {
             ListGroupsResponseData out = new ListGroupsResponseData();
+            all.entrySet().removeIf(e -> !coordinates(e.getKey())); // each shell lists the groups it coordinates
             all.forEach((id, g) -> out.groups().add(new ListGroupsResponseData.ListedGroup().setGroupId(id)
                     .setProtocolType(g.protocolType == null ? "" : g.protocolType).setGroupState(stateName(g.state))));
             return new ListGroupsResponse(out);
@@ -1139,7 +1206,10 @@ final class KafkaApis {
             for (String id : ids) {
                 GroupCoordinator.Group g = all.get(id);
                 DescribeGroupsResponseData.DescribedGroup dg = new DescribeGroupsResponseData.DescribedGroup().setGroupId(id);
-                if (g == null) {
+                if (!coordinates(id)) {
+                    dg.setErrorCode(Errors.NOT_COORDINATOR.code()).setGroupState("").setProtocolType("")
+                            .setProtocolData("");
+                } else if (g == null) {
                     dg.setGroupState("Dead").setProtocolType("").setProtocolData("");
                 } else {
                     dg.setGroupState(stateName(g.state)).setProtocolType(g.protocolType == null ? "" : g.protocolType)

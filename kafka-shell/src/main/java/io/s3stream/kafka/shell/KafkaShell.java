@@ -146,6 +146,7 @@ public final class KafkaShell implements AutoCloseable {
                 blocking.execute(() -> {
                     try {
                         topics.reconcile();
+                        groups.retainOnly(apis::coordinates);
                     } finally {
                         reconciling.set(false);
                     }
@@ -210,6 +211,11 @@ public final class KafkaShell implements AutoCloseable {
                 .append(" bytesIn=").append(m.objectStore().bytesIn());
         new java.util.TreeMap<>(m.objectStore().requests()).forEach((k, v) -> sb.append(" req.").append(k).append('=').append(v));
         return sb.toString();
+    }
+
+    /** The group coordinator, for tests in this package. */
+    GroupCoordinator groupsForTest() {
+        return groups;
     }
 
     /** The topic registry, for tests in this package. */

@@ -150,6 +150,12 @@ final class TopicRegistry {
         return brokers;
     }
 
+    /** The registered shells as the manifest has them now, not as of the last reconcile (to validate a request). */
+    SortedMap<Integer, String> brokersNow() {
+        refreshBrokers();
+        return brokers;
+    }
+
     private void refreshBrokers() {
         SortedMap<Integer, String> m = new TreeMap<>();
         kv.list(BROKER_PREFIX).join().forEach((k, v) ->

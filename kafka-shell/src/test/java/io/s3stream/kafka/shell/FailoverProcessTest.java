@@ -136,7 +136,8 @@ class FailoverProcessTest {
             AtomicInteger sent = new AtomicInteger();
             AtomicBoolean consuming = new AtomicBoolean(true);
             Map<TopicPartition, Long> groupCommitted = new ConcurrentHashMap<>();
-            Thread consumer = Thread.ofPlatform().start(() -> consumeGroup(bootstrap, consuming, groupCommitted));
+            String group = coordinatedBy(1); // the victim coordinates the group
+            Thread consumer = Thread.ofPlatform().start(() -> consumeGroup(bootstrap, group, consuming, groupCommitted));
             try (KafkaProducer<String, String> producer = ProcessBrokerTest.producer(bootstrap, config)) {
                 Thread writer = Thread.ofPlatform().start(() -> {
                     for (int i = 0; i < RECORDS; i++) {
@@ -192,7 +193,7 @@ class FailoverProcessTest {
 
             consuming.set(false);
             consumer.join(60_000);
-            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets("fo-group")
+            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(group)
                     .partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS);
             for (Map.Entry<TopicPartition, Long> e : groupCommitted.entrySet()) {
                 assertThat(committed.get(e.getKey())).as("committed offset of " + e.getKey() + " survives")
@@ -409,10 +410,20 @@ class FailoverProcessTest {
         return max - min;
     }
 
+    /** A group id that shell {@code node} coordinates while shells 1, 2 and 3 are live. */
+    private static String coordinatedBy(int node) {
+        for (int i = 0; ; i++) {
+            if (KafkaApis.rendezvous("fo-group-" + i, List.of(1, 2, 3)) == node) {
+                return "fo-group-" + i;
+            }
+        }
+    }
+
     /** Consumes with a group (its coordinator is shell 1 until it dies), committing synchronously every poll. */
-    private static void consumeGroup(String bootstrap, AtomicBoolean running, Map<TopicPartition, Long> committed) {
+    private static void consumeGroup(String bootstrap, String group, AtomicBoolean running,
+                                     Map<TopicPartition, Long> committed) {
         try (KafkaConsumer<String, String> c = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ConsumerConfig.GROUP_ID_CONFIG, "fo-group",
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap, ConsumerConfig.GROUP_ID_CONFIG, group,
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest", ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
                 ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 10_000, ConsumerConfig.METADATA_MAX_AGE_CONFIG, 1_000,
                 ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName(),

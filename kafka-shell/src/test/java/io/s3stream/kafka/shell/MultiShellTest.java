@@ -176,4 +176,209 @@ class MultiShellTest {
             InMemoryWal.clear(wal2);
         }
     }
+
+    /**
+     * Group coordinators spread over three shells by group id (rendezvous hashing over the live shells): FindCoordinator
+     * names the same shell from every shell, a group request sent to another shell gets NOT_COORDINATOR, and consumer
+     * groups on each coordinator commit offsets that every coordinator-routed OffsetFetch reads back.
+     */
+    @Test
+    void groupCoordinatorsSpreadOverShellsByGroupId(@TempDir Path tmp) throws Exception {
+        List<String> wals = List.of("gc1-" + UUID.randomUUID(), "gc2-" + UUID.randomUUID(), "gc3-" + UUID.randomUUID());
+        try (KafkaShell one = shell(tmp, 1, wals.get(0)); KafkaShell two = shell(tmp, 2, wals.get(1));
+             KafkaShell three = shell(tmp, 3, wals.get(2))) {
+            List<KafkaShell> shells = List.of(one, two, three);
+            String all = String.join(",", shells.stream().map(KafkaShell::bootstrapServers).toList());
+            Properties ap = new Properties();
+            ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, all);
+            List<String> groupIds = new ArrayList<>();
+            for (int i = 0; i < 9; i++) {
+                groupIds.add("spread-" + i);
+            }
+            Map<String, Integer> expected = new HashMap<>();
+            groupIds.forEach(g -> expected.put(g, KafkaApis.rendezvous(g, List.of(1, 2, 3))));
+            assertThat(new java.util.HashSet<>(expected.values())).as("nine groups land on all three shells")
+                    .containsExactlyInAnyOrder(1, 2, 3);
+            try (Admin admin = Admin.create(ap)) {
+                long deadline = System.currentTimeMillis() + 15_000;
+                while (admin.describeCluster().nodes().get().size() < 3 && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(100);
+                }
+                admin.createTopics(List.of(new NewTopic("spread", 1, (short) 1))).all().get();
+                try (KafkaProducer<String, String> p = new KafkaProducer<>(Map.of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, all,
+                        ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName(),
+                        ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName()))) {
+                    for (int i = 0; i < 20; i++) {
+                        p.send(new ProducerRecord<>("spread", 0, null, "r" + i)).get();
+                    }
+                }
+                for (String g : groupIds) {
+                    // Every shell names the same coordinator.
+                    for (KafkaShell s : shells) {
+                        try (RawClient raw = new RawClient(s.port())) {
+                            var found = (org.apache.kafka.common.requests.FindCoordinatorResponse) raw.call(
+                                    org.apache.kafka.common.protocol.ApiKeys.FIND_COORDINATOR, (short) 3,
+                                    new org.apache.kafka.common.requests.FindCoordinatorRequest.Builder(
+                                            new org.apache.kafka.common.message.FindCoordinatorRequestData().setKey(g)
+                                                    .setKeyType((byte) 0)).build((short) 3));
+                            assertThat(found.data().nodeId()).as("coordinator of " + g + " asked at node "
+                                    + s.bootstrapServers()).isEqualTo(expected.get(g));
+                        }
+                    }
+                    try (KafkaConsumer<String, String> c = new KafkaConsumer<>(Map.of(
+                            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, all, ConsumerConfig.GROUP_ID_CONFIG, g,
+                            ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                            ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+                            ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName(),
+                            ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName()))) {
+                        c.subscribe(List.of("spread"));
+                        int read = 0;
+                        long until = System.currentTimeMillis() + 20_000;
+                        while (read < 20 && System.currentTimeMillis() < until) {
+                            read += c.poll(Duration.ofMillis(200)).count();
+                        }
+                        assertThat(read).isEqualTo(20);
+                        c.commitSync();
+                        var described = admin.describeConsumerGroups(List.of(g)).all().get().get(g);
+                        assertThat(described.coordinator().id()).isEqualTo(expected.get(g));
+                        assertThat(described.members()).hasSize(1);
+                    }
+                    assertThat(admin.listConsumerGroupOffsets(g).partitionsToOffsetAndMetadata().get()
+                            .get(new TopicPartition("spread", 0)).offset()).isEqualTo(20);
+                }
+                // A group request at a shell that does not coordinate the group: NOT_COORDINATOR.
+                String g = groupIds.getFirst();
+                KafkaShell other = shells.get(expected.get(g) % 3); // node id n is shells.get(n - 1); this is the next
+                try (RawClient raw = new RawClient(other.port())) {
+                    var hb = (org.apache.kafka.common.requests.HeartbeatResponse) raw.call(
+                            org.apache.kafka.common.protocol.ApiKeys.HEARTBEAT, (short) 4,
+                            new org.apache.kafka.common.requests.HeartbeatRequest.Builder(
+                                    new org.apache.kafka.common.message.HeartbeatRequestData().setGroupId(g)
+                                            .setMemberId("m").setGenerationId(1)).build((short) 4));
+                    assertThat(hb.error()).isEqualTo(Errors.NOT_COORDINATOR);
+                }
+                assertThat(admin.listGroups().all().get()).extracting(org.apache.kafka.clients.admin.GroupListing::groupId)
+                        .as("ListGroups, asked of every shell, lists each group once").containsAll(groupIds)
+                        .doesNotHaveDuplicates();
+            }
+        } finally {
+            wals.forEach(InMemoryWal::clear);
+        }
+    }
+
+    /**
+     * A shell joins and takes over its share of groups: a group coordinated by shell 1 while shells 1 and 2 are live
+     * moves to shell 3 once it is (rendezvous hashing), while its consumer reads and commits throughout; the consumer
+     * follows NOT_COORDINATOR to shell 3, rejoins there, and no committed offset goes backwards or is lost. Shell 1
+     * forgets the group (it no longer lists it).
+     */
+    @Test
+    void aJoiningShellTakesOverItsShareOfGroups(@TempDir Path tmp) throws Exception {
+        List<String> wals = List.of("gj1-" + UUID.randomUUID(), "gj2-" + UUID.randomUUID(), "gj3-" + UUID.randomUUID());
+        String group = null;
+        for (int i = 0; group == null; i++) {
+            if (KafkaApis.rendezvous("moving-group-" + i, List.of(1, 2)) == 1
+                    && KafkaApis.rendezvous("moving-group-" + i, List.of(1, 2, 3)) == 3) {
+                group = "moving-group-" + i;
+            }
+        }
+        String g = group;
+        KafkaShell three = null;
+        try (KafkaShell one = shell(tmp, 1, wals.get(0)); KafkaShell two = shell(tmp, 2, wals.get(1))) {
+            String both = one.bootstrapServers() + "," + two.bootstrapServers();
+            Properties ap = new Properties();
+            ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, both);
+            try (Admin admin = Admin.create(ap); KafkaProducer<String, String> p = new KafkaProducer<>(Map.of(
+                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, both,
+                    ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName(),
+                    ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName()))) {
+                admin.createTopics(List.of(new NewTopic("joined", 2, (short) 1))).all().get();
+                java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean(true);
+                java.util.concurrent.atomic.AtomicLong highestCommitted = new java.util.concurrent.atomic.AtomicLong();
+                List<Throwable> consumerErrors = java.util.Collections.synchronizedList(new ArrayList<>());
+                Thread consumer = Thread.ofPlatform().start(() -> {
+                    try (KafkaConsumer<String, String> c = new KafkaConsumer<>(Map.of(
+                            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, both, ConsumerConfig.GROUP_ID_CONFIG, g,
+                            ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+                            ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+                            ConsumerConfig.METADATA_MAX_AGE_CONFIG, 1_000,
+                            ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName(),
+                            ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName()))) {
+                        c.subscribe(List.of("joined"));
+                        long read = 0;
+                        while (running.get()) {
+                            try {
+                                read += c.poll(Duration.ofMillis(100)).count();
+                                c.commitSync(Duration.ofSeconds(10));
+                                highestCommitted.set(read);
+                            } catch (org.apache.kafka.common.errors.RetriableException
+                                     | org.apache.kafka.clients.consumer.CommitFailedException e) {
+                                // the coordinator moved: the consumer finds the new one and rejoins
+                            }
+                        }
+                    } catch (Throwable e) {
+                        consumerErrors.add(e);
+                    }
+                });
+                for (int i = 0; i < 200; i++) {
+                    p.send(new ProducerRecord<>("joined", i % 2, null, "r" + i)).get();
+                }
+                long deadline = System.currentTimeMillis() + 20_000;
+                while (highestCommitted.get() < 200 && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(50);
+                }
+                assertThat(admin.describeConsumerGroups(List.of(g)).all().get().get(g).coordinator().id()).isEqualTo(1);
+
+                three = shell(tmp, 3, wals.get(2));
+                long joined = System.nanoTime();
+                int coordinator = -1;
+                int members = 0;
+                deadline = System.currentTimeMillis() + 30_000;
+                while ((coordinator != 3 || members != 1) && System.currentTimeMillis() < deadline) {
+                    var d = admin.describeConsumerGroups(List.of(g)).all().get().get(g);
+                    coordinator = d.coordinator().id();
+                    members = d.members().size();
+                    Thread.sleep(100);
+                }
+                long movedMs = (System.nanoTime() - joined) / 1_000_000;
+                assertThat(coordinator).as("the group's coordinator after shell 3 joined").isEqualTo(3);
+                assertThat(members).as("the consumer rejoined at shell 3").isEqualTo(1);
+                for (int i = 200; i < 400; i++) {
+                    p.send(new ProducerRecord<>("joined", i % 2, null, "r" + i)).get();
+                }
+                deadline = System.currentTimeMillis() + 20_000;
+                while (highestCommitted.get() < 400 && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(50);
+                }
+                running.set(false);
+                consumer.join(30_000);
+                assertThat(consumerErrors).isEmpty();
+                var offsets = admin.listConsumerGroupOffsets(g).partitionsToOffsetAndMetadata().get();
+                assertThat(offsets.get(new TopicPartition("joined", 0)).offset()
+                        + offsets.get(new TopicPartition("joined", 1)).offset())
+                        .as("offsets committed at both coordinators").isEqualTo(400);
+                System.out.println("COORDINATOR_MOVE_MS " + movedMs);
+                try (RawClient raw = new RawClient(one.port())) {
+                    var listed = (org.apache.kafka.common.requests.ListGroupsResponse) raw.call(
+                            org.apache.kafka.common.protocol.ApiKeys.LIST_GROUPS, (short) 4,
+                            new org.apache.kafka.common.requests.ListGroupsRequest.Builder(
+                                    new org.apache.kafka.common.message.ListGroupsRequestData()).build((short) 4));
+                    assertThat(listed.data().groups()).as("shell 1 lists only the groups it coordinates")
+                            .noneMatch(l -> l.groupId().equals(g));
+                }
+                deadline = System.currentTimeMillis() + 5_000;
+                while (one.groupsForTest().snapshot().get().containsKey(g) && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(50);
+                }
+                assertThat(one.groupsForTest().snapshot().get()).as("shell 1 forgot the group's members and generation")
+                        .doesNotContainKey(g);
+            }
+        } finally {
+            if (three != null) {
+                three.close();
+            }
+            wals.forEach(InMemoryWal::clear);
+        }
+    }
 }
