@@ -226,6 +226,7 @@ final class ClusterMembership implements AutoCloseable {
         long recovered = System.nanoTime();
         int moved = topics.reassignAllFrom(deadId, live.keySet());
         kv.delete(TopicRegistry.BROKER_PREFIX + deadId).join();
+        kv.delete(Balancer.LOAD_PREFIX + deadId).join();
         kv.compareAndSet(LEASE_PREFIX + deadId, leaseBytes, null).join();
         kv.compareAndSet(claimKey, claim, null).join();
         observed.remove(deadId);

@@ -46,6 +46,7 @@ public final class KafkaShell implements AutoCloseable {
     private final ClusterMembership membership;
     private volatile boolean closed;
     private boolean drained;
+    private final Balancer balancer;
     private volatile java.util.function.Consumer<String> onFenced = reason -> { };
 
     private KafkaShell(ShellConfig config) throws InterruptedException {
@@ -115,19 +116,23 @@ public final class KafkaShell implements AutoCloseable {
             }
         }, config.leaseRenewMs(), config.leaseRenewMs(), java.util.concurrent.TimeUnit.MILLISECONDS);
         long balanceMs = config.balanceIntervalMs();
+        this.balancer = new Balancer(config.nodeId(), storage.keyValues(), topics, config.balanceBand(),
+                config.balanceMinBytesPerSec(), Math.max(1, balanceMs));
         if (balanceMs > 0) {
-            // The self-balancer: the lowest live shell alone acts, one move at a time.
+            // Every shell reports its partitions' traffic; the lowest live shell alone moves, one move at a time.
             java.util.concurrent.atomic.AtomicBoolean balancing = new java.util.concurrent.atomic.AtomicBoolean();
             timer.scheduleWithFixedDelay(() -> {
-                java.util.SortedMap<Integer, Long> live = membership.live();
-                if (!closed && membership.canServe() && !live.isEmpty() && live.firstKey() == config.nodeId()
-                        && balancing.compareAndSet(false, true)) {
+                if (!closed && membership.canServe() && balancing.compareAndSet(false, true)) {
                     blocking.execute(() -> {
                         try {
-                            String move = topics.balanceOnce(live.keySet());
-                            if (move != null) {
-                                System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.INFO,
-                                        "balancer: " + move);
+                            balancer.publishLoad();
+                            java.util.SortedMap<Integer, Long> live = membership.live();
+                            if (!live.isEmpty() && live.firstKey() == config.nodeId()) {
+                                String move = balancer.balanceOnce(live.keySet());
+                                if (move != null) {
+                                    System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.INFO,
+                                            "balancer: " + move);
+                                }
                             }
                         } catch (RuntimeException e) {
                             System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.WARNING,
@@ -264,6 +269,7 @@ public final class KafkaShell implements AutoCloseable {
         server.close().syncUninterruptibly();
         membership.close();
         try {
+            balancer.forget(config.nodeId());
             topics.unregisterBroker();
         } catch (RuntimeException e) {
             System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.WARNING, "could not unregister", e);

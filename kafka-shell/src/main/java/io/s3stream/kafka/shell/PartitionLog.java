@@ -49,6 +49,9 @@ final class PartitionLog {
     private final ConcurrentLinkedQueue<Runnable> waiters = new ConcurrentLinkedQueue<>();
     private volatile Throwable failure;
     private volatile boolean retired;
+    /** Bytes of batches appended and of records read (fetches, including a long poll's attempts), for the balancer. */
+    private final java.util.concurrent.atomic.LongAdder bytesIn = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder bytesOut = new java.util.concurrent.atomic.LongAdder();
 
     PartitionLog(String topic, int partition, Stream stream, Executor blockingExecutor) {
         this.topic = topic;
@@ -57,13 +60,6 @@ final class PartitionLog {
         this.appender = new SerialExecutor(blockingExecutor);
     }
 
-    String topic() {
-        return topic;
-    }
-
-    int partition() {
-        return partition;
-    }
 
     Stream stream() {
         return stream;
@@ -210,7 +206,11 @@ final class PartitionLog {
             }
         }
         long logAppendTimeMs = appendTime;
+        int size = bytes.remaining();
         durable.whenComplete((r, e) -> {
+            if (e == null) {
+                bytesIn.add(size);
+            }
             if (e != null) {
                 failure = e;
                 result.complete(new AppendOutcome(Errors.forException(e) == Errors.UNKNOWN_SERVER_ERROR
@@ -334,7 +334,25 @@ final class PartitionLog {
         if (offset == hw || maxBytes <= 0) {
             return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, ByteBuffer.allocate(0), hw, start));
         }
-        return readFrom(offset, hw, start, maxBytes, new ArrayList<>(), 0);
+        return readFrom(offset, hw, start, maxBytes, new ArrayList<>(), 0).thenApply(r -> {
+            if (r.records() != null) {
+                bytesOut.add(r.records().remaining());
+            }
+            return r;
+        });
+    }
+
+    /** Bytes appended plus bytes read since this log was opened; the balancer turns differences into rates. */
+    long trafficBytes() {
+        return bytesIn.sum() + bytesOut.sum();
+    }
+
+    String topic() {
+        return topic;
+    }
+
+    int partition() {
+        return partition;
     }
 
     /**

@@ -41,6 +41,8 @@ public final class ShellConfig {
     private final long leaseTimeoutMs;
     private final boolean failoverEnabled;
     private final long balanceIntervalMs;
+    private final double balanceBand;
+    private final long balanceMinBytesPerSec;
 
     private ShellConfig(Map<String, String> raw) {
         this.raw = Map.copyOf(raw);
@@ -104,6 +106,18 @@ public final class ShellConfig {
         this.failoverEnabled = Boolean.parseBoolean(failover);
         this.balanceIntervalMs = intValue("s3stream.kafka.balance.interval.ms",
                 get("s3stream.kafka.balance.interval.ms", "15000"), 0, Integer.MAX_VALUE);
+        String bandText = get("s3stream.kafka.balance.band", "0.2");
+        try {
+            this.balanceBand = Double.parseDouble(bandText);
+        } catch (NumberFormatException e) {
+            throw new InvalidConfigException("s3stream.kafka.balance.band must be a fraction such as 0.2, was '"
+                    + bandText + "'");
+        }
+        if (!(balanceBand > 0 && balanceBand <= 1)) {
+            throw new InvalidConfigException("s3stream.kafka.balance.band must be in (0, 1], was " + bandText);
+        }
+        this.balanceMinBytesPerSec = longValue("s3stream.kafka.balance.min.bytes.per.sec",
+                get("s3stream.kafka.balance.min.bytes.per.sec", "1048576"));
     }
 
     /** Reads settings; {@code overrides} win over {@code file}. */
@@ -191,6 +205,10 @@ public final class ShellConfig {
     public long leaseTimeoutMs() { return leaseTimeoutMs; }
     public boolean failoverEnabled() { return failoverEnabled; }
     public long balanceIntervalMs() { return balanceIntervalMs; }
+    /** Half-width of the byte band, as a fraction of the mean traffic per shell. */
+    public double balanceBand() { return balanceBand; }
+    /** Traffic differences below this (bytes per second) are never balanced by bytes. */
+    public long balanceMinBytesPerSec() { return balanceMinBytesPerSec; }
 
     private static int intValue(String key, String value, int min, int max) {
         long v = longValue(key, value);

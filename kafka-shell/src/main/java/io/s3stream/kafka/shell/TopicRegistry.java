@@ -404,52 +404,6 @@ final class TopicRegistry {
     }
 
     /**
-     * One step of the self-balancer: when the live shells' partition counts differ by two or more and no move is in
-     * flight, asks the most loaded shell to hand one partition to the least loaded (the same move an operator makes with
-     * kafka-reassign-partitions). Partitions led by a shell that is not live are left alone. Returns what it did, or
-     * null.
-     */
-    String balanceOnce(Collection<Integer> liveIds) {
-        if (liveIds.size() < 2) {
-            return null;
-        }
-        SortedMap<String, byte[]> leaders = kv.list(LEADER_PREFIX).join();
-        Map<Integer, List<String>> led = new TreeMap<>();
-        liveIds.forEach(id -> led.put(id, new ArrayList<>()));
-        for (Map.Entry<String, byte[]> e : leaders.entrySet()) {
-            long[] r = parseLeader(e.getValue());
-            if (r[2] >= 0) {
-                return null; // a move is in flight: one at a time
-            }
-            List<String> keys = led.get((int) r[0]);
-            if (keys != null) {
-                keys.add(e.getKey());
-            }
-        }
-        int most = -1;
-        int least = -1;
-        for (Map.Entry<Integer, List<String>> e : led.entrySet()) {
-            if (most < 0 || e.getValue().size() > led.get(most).size()) {
-                most = e.getKey();
-            }
-            if (least < 0 || e.getValue().size() < led.get(least).size()) {
-                least = e.getKey();
-            }
-        }
-        if (led.get(most).size() - led.get(least).size() < 2) {
-            return null;
-        }
-        String key = led.get(most).getLast();
-        byte[] record = leaders.get(key);
-        long[] r = parseLeader(record);
-        if (!kv.compareAndSet(key, record, leaderRecord(most, r[1], least)).join()) {
-            return null;
-        }
-        return "moving " + key.substring(LEADER_PREFIX.length()) + " from node " + most + " (" + led.get(most).size()
-                + " partitions) to node " + least + " (" + led.get(least).size() + ")";
-    }
-
-    /**
      * Hands every partition this shell leads to the other live shells, least loaded first, and waits for the
      * handovers (each closes the stream, which uploads its data): the drain of a clean shutdown. Returns how many
      * partitions moved.

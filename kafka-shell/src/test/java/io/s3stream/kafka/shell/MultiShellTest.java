@@ -42,6 +42,10 @@ class MultiShellTest {
     private static final System.Logger LOG = System.getLogger(MultiShellTest.class.getName());
 
     static KafkaShell shell(Path tmp, int node, String wal) {
+        return shell(tmp, node, wal, Map.of());
+    }
+
+    static KafkaShell shell(Path tmp, int node, String wal, Map<String, String> extra) {
         Map<String, String> m = new HashMap<>();
         m.put("listeners", "PLAINTEXT://127.0.0.1:0");
         m.put("node.id", Integer.toString(node));
@@ -53,6 +57,7 @@ class MultiShellTest {
         m.put("s3stream.block.cache.bytes", Long.toString(8L << 20));
         m.put("s3stream.upload.threshold.bytes", Long.toString(4L << 20));
         m.put("s3stream.kafka.reconcile.ms", "100");
+        m.putAll(extra);
         return KafkaShell.start(ShellConfig.of(m));
     }
 
@@ -380,5 +385,111 @@ class MultiShellTest {
             }
             wals.forEach(InMemoryWal::clear);
         }
+    }
+
+    /**
+     * The balancer evens out bytes, not just partition counts: four partitions spread two and two by count, then all
+     * traffic goes to the two on one shell. The balancer moves one of them to the other shell (by bytes), then evens
+     * the counts with a quiet partition, and then leaves the layout alone while the load stays.
+     */
+    @Test
+    void theBalancerEvensOutBytesNotJustPartitionCounts(@TempDir Path tmp) throws Exception {
+        List<String> wals = List.of("bb1-" + UUID.randomUUID(), "bb2-" + UUID.randomUUID());
+        Map<String, String> fast = Map.of("s3stream.kafka.balance.interval.ms", "300",
+                "s3stream.kafka.balance.min.bytes.per.sec", "20000");
+        try (KafkaShell one = shell(tmp, 1, wals.get(0), fast); KafkaShell two = shell(tmp, 2, wals.get(1), fast)) {
+            String both = one.bootstrapServers() + "," + two.bootstrapServers();
+            Properties ap = new Properties();
+            ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, both);
+            try (Admin admin = Admin.create(ap)) {
+                long deadline = System.currentTimeMillis() + 15_000;
+                while (admin.describeCluster().nodes().get().size() < 2 && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(100);
+                }
+                admin.createTopics(List.of(new NewTopic("hot", 4, (short) 1))).all().get();
+                int[] l = leaders(admin, "hot", 4);
+                deadline = System.currentTimeMillis() + 20_000;
+                while (count(l, 1) != 2 && System.currentTimeMillis() < deadline) {
+                    Thread.sleep(100);
+                    l = leaders(admin, "hot", 4);
+                }
+                assertThat(count(l, 1)).as("an idle cluster is balanced by count").isEqualTo(2);
+                // The two partitions shell 1 kept get all the traffic.
+                List<Integer> hot = new ArrayList<>();
+                for (int p = 0; p < 4; p++) {
+                    if (l[p] == 1) {
+                        hot.add(p);
+                    }
+                }
+                java.util.concurrent.atomic.AtomicBoolean writing = new java.util.concurrent.atomic.AtomicBoolean(true);
+                List<Exception> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+                try (KafkaProducer<String, String> p = new KafkaProducer<>(Map.of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, both, ProducerConfig.LINGER_MS_CONFIG, 5,
+                        ProducerConfig.METADATA_MAX_AGE_CONFIG, 1_000,
+                        ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName(),
+                        ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName()))) {
+                    String kib = "x".repeat(1024);
+                    Thread writer = Thread.ofPlatform().start(() -> {
+                        while (writing.get()) {
+                            for (int part : hot) { // ~100 KiB/s per hot partition
+                                p.send(new ProducerRecord<>("hot", part, null, kib), (m, e) -> {
+                                    if (e != null) {
+                                        failures.add(e);
+                                    }
+                                });
+                            }
+                            try {
+                                Thread.sleep(10);
+                            } catch (InterruptedException e) {
+                                return;
+                            }
+                        }
+                    });
+                    long started = System.nanoTime();
+                    deadline = System.currentTimeMillis() + 30_000;
+                    while ((l[hot.get(0)] == l[hot.get(1)] || count(l, 1) != 2) && System.currentTimeMillis() < deadline) {
+                        Thread.sleep(100);
+                        l = leaders(admin, "hot", 4);
+                    }
+                    long evenMs = (System.nanoTime() - started) / 1_000_000;
+                    assertThat(l[hot.get(0)]).as("the two busy partitions end on different shells")
+                            .isNotEqualTo(l[hot.get(1)]);
+                    assertThat(count(l, 1)).as("and the counts are even again").isEqualTo(2);
+                    int[] settled = l;
+                    Thread.sleep(3_000);
+                    assertThat(leaders(admin, "hot", 4)).as("nothing moves while the load stays").isEqualTo(settled);
+                    writing.set(false);
+                    writer.join();
+                    p.flush();
+                    System.out.println("BALANCE_BY_BYTES_MS " + evenMs);
+                }
+                assertThat(failures).isEmpty();
+            }
+        } finally {
+            wals.forEach(InMemoryWal::clear);
+        }
+    }
+
+    /** Leaders by partition; asked again while the shell answering has not seen the topic yet. */
+    private static int[] leaders(Admin admin, String topic, int partitions) throws Exception {
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (true) {
+            try {
+                int[] out = new int[partitions];
+                for (int p = 0; p < partitions; p++) {
+                    out[p] = leader(admin, topic, p);
+                }
+                return out;
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    private static int count(int[] leaders, int node) {
+        return (int) java.util.Arrays.stream(leaders).filter(x -> x == node).count();
     }
 }
