@@ -111,7 +111,26 @@ public final class S3Server implements BeforeAllCallback {
         return r;
     }
 
+    /**
+     * Starts a MinIO of its own, listening on {@code host} (an address of this machine, such as the host end of a veth
+     * pair whose other end is in a network namespace), with the test bucket created; the caller closes it.
+     */
+    public static Running minioOn(String host) {
+        Running r = startMinio(host);
+        try {
+            r.createBucket();
+        } catch (RuntimeException e) {
+            r.close();
+            throw e;
+        }
+        return r;
+    }
+
     private static Running startMinio() {
+        return startMinio("127.0.0.1");
+    }
+
+    private static Running startMinio(String host) {
         String hint = "MinIO is needed for this test and was not found. Install the pinned build with\n"
                 + "  GOBIN=/opt/s3stream-tools/bin go install github.com/minio/minio@" + MINIO_VERSION + "\n"
                 + "(about 9 minutes on 2 cores; .ci/run does it when no binary is cached), put a minio binary on PATH, "
@@ -128,11 +147,11 @@ public final class S3Server implements BeforeAllCallback {
         int port = TestServerProcess.freePort();
         int consolePort = TestServerProcess.freePort();
         Path dir = TestServerProcess.tempDir("minio");
-        String endpoint = "http://127.0.0.1:" + port;
+        String endpoint = "http://" + host + ":" + port;
         TestServerProcess process;
         try {
             process = TestServerProcess.start("minio", List.of(binary.toString(), "server", dir.resolve("data").toString(),
-                            "--address", "127.0.0.1:" + port, "--console-address", "127.0.0.1:" + consolePort, "--quiet"),
+                            "--address", host + ":" + port, "--console-address", "127.0.0.1:" + consolePort, "--quiet"),
                     Map.of("MINIO_ROOT_USER", "minioadmin", "MINIO_ROOT_PASSWORD", "minioadmin", "MINIO_UPDATE", "off",
                             "MINIO_BROWSER", "off", "MINIO_CI_CD", "1"),
                     dir, endpoint + "/minio/health/ready", status -> status == 200, Duration.ofSeconds(60));

@@ -72,11 +72,18 @@ class FailoverProcessTest {
     private record Shell(ProcessBrokerTest.Broker broker, int id) {
     }
 
-    @ParameterizedTest(name = "{0}, owner {1}")
-    @CsvSource({"objectwal, KILL", "objectwal, STOP", "fsx, KILL"})
-    void survivorsTakeOverADeadOrPausedShell(String walKind, String signal) throws Exception {
+    @ParameterizedTest(name = "{0}, owner {1}, idempotent {2}")
+    @CsvSource({"objectwal, KILL, true", "objectwal, STOP, true", "fsx, KILL, true", "objectwal, KILL, false"})
+    void survivorsTakeOverADeadOrPausedShell(String walKind, String signal, boolean idempotent) throws Exception {
         Path run = Files.createDirectories(base.resolve(walKind + "-" + signal + "-" + System.nanoTime()));
-        String store = "file://" + run.resolve("objects");
+        failover(run, "file://" + run.resolve("objects"), walKind, signal, idempotent);
+    }
+
+    /**
+     * The failover scenario on {@code store}: three shells, a producer (idempotent or not) and a consumer group, the
+     * shell leading four partitions and coordinating the group killed or paused. Shared with the MinIO variant.
+     */
+    static void failover(Path run, String store, String walKind, String signal, boolean idempotent) throws Exception {
         Map<Integer, Path> walRoots = new HashMap<>();
         if (walKind.equals("fsx")) {
             for (int id = 1; id <= 3; id++) {
@@ -97,9 +104,10 @@ class FailoverProcessTest {
                         "s3stream.wal=" + wal, "s3stream.kafka.reconcile.ms=200"), id));
             }
             String bootstrap = String.join(",", shells.stream().map(s -> s.broker().bootstrap()).toList());
-            run(shells, bootstrap, signal);
+            run(shells, bootstrap, signal, idempotent);
         } finally {
-            Path keep = Files.createDirectories(Path.of("target", "failover-logs", walKind + "-" + signal));
+            Path keep = Files.createDirectories(Path.of("target", "failover-logs", walKind + "-" + signal + "-"
+                    + (idempotent ? "idempotent" : "plain") + "-" + store.substring(0, store.indexOf(':'))));
             for (Shell s : shells) {
                 s.broker().process.destroyForcibly();
                 s.broker().process.waitFor(30, TimeUnit.SECONDS);
@@ -109,7 +117,7 @@ class FailoverProcessTest {
         }
     }
 
-    private void run(List<Shell> shells, String bootstrap, String signal) throws Exception {
+    private static void run(List<Shell> shells, String bootstrap, String signal, boolean idempotent) throws Exception {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 3_000, AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
                 10_000, AdminClientConfig.METADATA_MAX_AGE_CONFIG, 1_000))) {
@@ -128,7 +136,7 @@ class FailoverProcessTest {
             awaitLeaders(admin, leaders -> leaders.values().stream().distinct().count() == 3, "spread over 3 shells");
 
             Map<String, Object> config = Map.of(ProducerConfig.ACKS_CONFIG, "all",
-                    ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.LINGER_MS_CONFIG, 2,
+                    ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, idempotent, ProducerConfig.LINGER_MS_CONFIG, 2,
                     ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000, ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000,
                     ProducerConfig.METADATA_MAX_AGE_CONFIG, 1_000);
             Set<String> acked = ConcurrentHashMap.newKeySet();
@@ -188,8 +196,15 @@ class FailoverProcessTest {
                     values.add(r.value());
                 }
             });
-            assertThat(values).as("every acknowledged record exactly once").hasSize(RECORDS)
-                    .containsExactlyInAnyOrderElementsOf(acked);
+            if (idempotent) {
+                assertThat(values).as("every acknowledged record exactly once").hasSize(RECORDS)
+                        .containsExactlyInAnyOrderElementsOf(acked);
+            } else {
+                // Without idempotence a retry whose first attempt landed is stored twice: at least once.
+                assertThat(values).as("every acknowledged record at least once").containsAll(acked);
+                System.out.printf("failover without idempotence: %d records read for %d acknowledged%n",
+                        values.size(), acked.size());
+            }
 
             consuming.set(false);
             consumer.join(60_000);
@@ -206,9 +221,9 @@ class FailoverProcessTest {
 
     /**
      * Self-balancing and a rolling restart: shell 1 creates 8 partitions (it leads them all); the balancer moves half to
-     * shell 2; shell 3 joins and gets its share; shell 1 is stopped with SIGTERM (it drains its partitions to the others
-     * first) and restarted, and gets partitions back. An idempotent producer writes throughout: nothing acknowledged is
-     * lost or duplicated, no send fails.
+     * shell 2; shell 3 joins and gets its share; then each shell in turn is stopped with SIGTERM (it drains its
+     * partitions to the others first) and restarted, and gets partitions back. An idempotent producer writes
+     * throughout: nothing acknowledged is lost or duplicated, no send fails.
      */
     @org.junit.jupiter.api.Test
     void theBalancerSpreadsPartitionsAndARollingRestartDrainsThem() throws Exception {
@@ -271,22 +286,27 @@ class FailoverProcessTest {
                     awaitLeaders(admin, "bal", l -> spread(l, List.of(1, 2, 3)) <= 1 && count(l, 3) > 0,
                             "spread over three");
                     long even3 = System.nanoTime();
-                    ProcessBrokerTest.Broker one = shells.remove(1);
-                    long stopping = System.nanoTime();
-                    one.close(); // SIGTERM: drains, then exits
-                    long stopped = System.nanoTime();
-                    awaitLeaders(admin, "bal", l -> count(l, 1) == 0, "none on the stopped shell");
-                    shells.put(1, start.apply(1));
-                    awaitLeaders(admin, "bal", l -> spread(l, List.of(1, 2, 3)) <= 1 && count(l, 1) > 0,
-                            "spread again after the restart");
-                    long rebalanced = System.nanoTime();
+                    // A rolling restart: each shell in turn is stopped with SIGTERM (it drains) and started again.
+                    List<String> rolled = new ArrayList<>();
+                    for (int id = 1; id <= 3; id++) {
+                        int restarting = id;
+                        ProcessBrokerTest.Broker old = shells.remove(id);
+                        long stopping = System.nanoTime();
+                        old.close(); // SIGTERM: drains, then exits
+                        long stopped = System.nanoTime();
+                        awaitLeaders(admin, "bal", l -> count(l, restarting) == 0, "none on the stopped shell " + id);
+                        shells.put(id, start.apply(id));
+                        awaitLeaders(admin, "bal", l -> spread(l, List.of(1, 2, 3)) <= 1 && count(l, restarting) > 0,
+                                "spread again after restarting shell " + id);
+                        rolled.add("shell " + id + " drained in " + ms(stopped - stopping) + " ms, even again "
+                                + ms(System.nanoTime() - stopped) + " ms after");
+                    }
                     writing.set(false);
                     writer.join();
                     producer.flush();
                     System.out.printf("balancer: 8 partitions even over 2 shells after %d ms; a third shell got its share "
-                                    + "%d ms after it started; SIGTERM drained shell 1 in %d ms (to exit); after its restart "
-                                    + "even again in %d ms; %d records sent%n", ms(even2 - t0), ms(even3 - joined),
-                            ms(stopped - stopping), ms(rebalanced - stopped), sent.get());
+                                    + "%d ms after it started; rolling restart: %s; %d records sent%n", ms(even2 - t0),
+                            ms(even3 - joined), rolled, sent.get());
                 }
                 assertThat(failures).as(() -> "no send failed during balancing and the rolling restart\n"
                         + diagnostics(failures, logsOf(run))).isEmpty();
@@ -449,20 +469,24 @@ class FailoverProcessTest {
         }
     }
 
-    /** Sends a probe record to each partition until all 12 have accepted one; returns when the last did. */
     private static long awaitAllWritable(String bootstrap) throws Exception {
+        return awaitAllWritable(bootstrap, "fo", PARTITIONS);
+    }
+
+    /** Sends a probe record to each partition until all have accepted one; returns when the last did. */
+    static long awaitAllWritable(String bootstrap, String topic, int partitions) throws Exception {
         Map<String, Object> config = Map.of(ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.LINGER_MS_CONFIG, 0,
                 ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000, ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 2_000,
                 ProducerConfig.METADATA_MAX_AGE_CONFIG, 500, ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 50);
         try (KafkaProducer<String, String> probe = ProcessBrokerTest.producer(bootstrap, config)) {
             Set<Integer> done = new HashSet<>();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            while (done.size() < PARTITIONS && System.nanoTime() < deadline) {
+            while (done.size() < partitions && System.nanoTime() < deadline) {
                 List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
                 List<Integer> tried = new ArrayList<>();
-                for (int p = 0; p < PARTITIONS; p++) {
+                for (int p = 0; p < partitions; p++) {
                     if (!done.contains(p)) {
-                        sends.add(probe.send(new ProducerRecord<>("fo", p, null, "probe")));
+                        sends.add(probe.send(new ProducerRecord<>(topic, p, null, "probe")));
                         tried.add(p);
                     }
                 }
@@ -475,7 +499,7 @@ class FailoverProcessTest {
                     }
                 }
             }
-            assertThat(done).as("every partition writable again").hasSize(PARTITIONS);
+            assertThat(done).as("every partition writable again").hasSize(partitions);
             return System.nanoTime();
         }
     }
@@ -485,7 +509,7 @@ class FailoverProcessTest {
         awaitLeaders(admin, "fo", ok, what);
     }
 
-    private static void awaitLeaders(Admin admin, String topic, java.util.function.Predicate<Map<Integer, Integer>> ok,
+    static void awaitLeaders(Admin admin, String topic, java.util.function.Predicate<Map<Integer, Integer>> ok,
                                      String what) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         Map<Integer, Integer> leaders = Map.of();
@@ -509,7 +533,7 @@ class FailoverProcessTest {
         throw new AssertionError("leaders never " + what + ": " + leaders);
     }
 
-    private static void signal(Process p, String signal) throws Exception {
+    static void signal(Process p, String signal) throws Exception {
         Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).inheritIO().start();
         assertThat(kill.waitFor()).as("kill -" + signal).isZero();
     }

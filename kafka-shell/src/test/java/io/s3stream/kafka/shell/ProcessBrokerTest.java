@@ -34,16 +34,25 @@ class ProcessBrokerTest {
 
     static final class Broker implements AutoCloseable {
         final Process process;
+        final String host;
         final int port;
         final Path log;
 
         Broker(Path dataDir, int port, String... extra) throws IOException, InterruptedException {
+            this(dataDir, "127.0.0.1", port, List.of(), extra);
+        }
+
+        /** A broker listening on {@code host}, its command prefixed by {@code launcher} (e.g. ip netns exec NS). */
+        Broker(Path dataDir, String host, int port, List<String> launcher, String... extra)
+                throws IOException, InterruptedException {
+            this.host = host;
             this.port = port;
             this.log = dataDir.resolveSibling(dataDir.getFileName() + "-broker-" + System.nanoTime() + ".log");
-            List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            List<String> cmd = new ArrayList<>(launcher);
+            cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:MaxDirectMemorySize=256m",
                     "-cp", System.getProperty("java.class.path"), KafkaShell.class.getName(),
-                    "--override", "listeners=PLAINTEXT://127.0.0.1:" + port,
+                    "--override", "listeners=PLAINTEXT://" + host + ":" + port,
                     "--override", "s3stream.data.dir=" + dataDir,
                     // The default WAL kind (a preallocated file), sized for this test's 32 MiB log cache rather than
                     // the 512 MiB default, so each test does not write half a gigabyte of zeros first.
@@ -71,7 +80,7 @@ class ProcessBrokerTest {
         }
 
         String bootstrap() {
-            return "127.0.0.1:" + port;
+            return host + ":" + port;
         }
 
         @Override
