@@ -11,15 +11,12 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.Tuple;
-import net.jqwik.api.constraints.IntRange;
+import java.util.stream.LongStream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Random sequences of gets, puts, load completions, invalidations, cancellations and releases. Checks after
@@ -62,29 +59,49 @@ class BlockCachePropertyTest {
     private record PendingLoad(BlockKey key, int sizeBytes, CompletableFuture<ByteBuf> future) {
     }
 
-    @Provide
-    Arbitrary<List<Op>> ops() {
-        Arbitrary<Integer> key = Arbitraries.integers().between(0, KEYS - 1);
-        Arbitrary<Integer> size = Arbitraries.frequencyOf(
-                Tuple.of(8, Arbitraries.integers().between(8, 700)),
-                Tuple.of(1, Arbitraries.integers().between(2048, 4096)));
-        Arbitrary<Integer> index = Arbitraries.integers().between(0, 1000);
-        Arbitrary<Op> op = Arbitraries.frequencyOf(
-                Tuple.of(6, Combinators.combine(key, size).as(Get::new)),
-                Tuple.of(2, key.map(Peek::new)),
-                Tuple.of(3, Combinators.combine(key, size).as(Put::new)),
-                Tuple.of(5, Combinators.combine(index, Arbitraries.of(false, false, false, true))
-                        .as(Complete::new)),
-                Tuple.of(1, index.map(Cancel::new)),
-                Tuple.of(5, index.map(Release::new)),
-                Tuple.of(1, Arbitraries.longs().between(0, 3).map(InvalidateObject::new)),
-                Tuple.of(1, Arbitraries.just(new InvalidateAll())));
-        return op.list().ofMinSize(1).ofMaxSize(80);
+    /**
+     * 300 seeds, a fixed sequence so every run checks the same cases; {@code -Ds3stream.test.seed=N} replays the seed
+     * named by a failing invocation. (The core module's {@code io.s3stream.testing.Seeds}, which this module cannot
+     * see, does the same.)
+     */
+    static LongStream seeds() {
+        String one = System.getProperty("s3stream.test.seed");
+        if (one != null && !one.isBlank()) {
+            return LongStream.of(Long.parseLong(one.trim()));
+        }
+        SplittableRandom random = new SplittableRandom(0x5EED_CAC4E_2026L);
+        return LongStream.generate(random::nextLong).limit(300);
     }
 
-    @Property(tries = 300)
-    void budgetHoldsAndEveryBufferIsReleasedExactlyOnce(@ForAll("ops") List<Op> ops,
-            @ForAll @IntRange(min = 256, max = 2048) int capacityBytes) {
+    /**
+     * 1 to 80 operations, weighted 6 get : 2 peek : 3 put : 5 complete (a quarter failing) : 1 cancel : 5 release :
+     * 1 invalidate an object : 1 invalidate all; block sizes mostly 8-700 bytes, one in nine 2-4 KiB.
+     */
+    static List<Op> ops(Random r) {
+        int n = 1 + r.nextInt(80);
+        List<Op> ops = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            int k = r.nextInt(24);
+            int key = r.nextInt(KEYS);
+            int size = r.nextInt(9) < 8 ? 8 + r.nextInt(693) : 2048 + r.nextInt(2049);
+            int index = r.nextInt(1001);
+            ops.add(k < 6 ? new Get(key, size)
+                    : k < 8 ? new Peek(key)
+                    : k < 11 ? new Put(key, size)
+                    : k < 16 ? new Complete(index, r.nextInt(4) == 0)
+                    : k < 17 ? new Cancel(index)
+                    : k < 22 ? new Release(index)
+                    : k < 23 ? new InvalidateObject(r.nextInt(4)) : new InvalidateAll());
+        }
+        return ops;
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void budgetHoldsAndEveryBufferIsReleasedExactlyOnce(long seed) {
+        Random random = new Random(seed);
+        int capacityBytes = 256 + random.nextInt(1793);
+        List<Op> ops = ops(random);
         Model m = new Model(BlockCache.create(capacityBytes), capacityBytes);
         for (Op op : ops) {
             m.apply(op);

@@ -12,8 +12,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * them, and {@link #assertNoLeaks()} forces collection and fails with the recorded access traces.
  *
  * <p>The factory must be in place before the first {@code ByteBuf} class initialises, so it is installed by
- * {@link LeakCheckExtension} (auto-registered for every JUnit Jupiter test) and by {@link #install()} in the static
- * initialiser of jqwik property classes.
+ * {@link LeakCheckExtension} (auto-registered for every JUnit Jupiter test), and by {@link #install()} in the static
+ * initialiser of test classes that build buffers before any extension runs.
  */
 public final class LeakCheck {
     private static final ConcurrentLinkedQueue<String> LEAKS = new ConcurrentLinkedQueue<>();

@@ -98,10 +98,14 @@ public final class S3Server implements BeforeAllCallback {
             r.createBucket();
             return r;
         }
-        Running r = switch (kind) {
+        return withBucket(switch (kind) {
             case MINIO -> startMinio();
             case S3PROXY -> startS3Proxy();
-        };
+        });
+    }
+
+    /** Creates the test bucket on a server just started, stopping the server if that fails. */
+    private static Running withBucket(Running r) {
         try {
             r.createBucket();
         } catch (RuntimeException e) {
@@ -116,14 +120,7 @@ public final class S3Server implements BeforeAllCallback {
      * pair whose other end is in a network namespace), with the test bucket created; the caller closes it.
      */
     public static Running minioOn(String host) {
-        Running r = startMinio(host);
-        try {
-            r.createBucket();
-        } catch (RuntimeException e) {
-            r.close();
-            throw e;
-        }
-        return r;
+        return withBucket(startMinio(host));
     }
 
     private static Running startMinio() {

@@ -6,14 +6,10 @@ import io.s3stream.StreamOptions;
 import io.s3stream.internal.compaction.LeakChecker;
 import io.s3stream.testing.EngineFixture;
 import io.s3stream.testing.LeakCheck;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.Tuple;
-import net.jqwik.api.lifecycle.AfterContainer;
+import io.s3stream.testing.Seeds;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -23,6 +19,7 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.LongStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -59,24 +56,29 @@ class CompactionPropertyTest {
     record Restart() implements Op {
     }
 
-    @Provide
-    Arbitrary<List<Op>> ops() {
-        Arbitrary<Op> append = Combinators.combine(Arbitraries.integers().between(0, STREAMS - 1),
-                        Arbitraries.integers().between(1, 10), Arbitraries.integers().between(1, 90_000),
-                        Arbitraries.longs())
-                .as(Append::new);
-        Arbitrary<Op> trim = Combinators.combine(Arbitraries.integers().between(0, STREAMS - 1),
-                Arbitraries.doubles().between(0, 1)).as(Trim::new);
-        Arbitrary<Op> destroy = Arbitraries.integers().between(0, STREAMS - 1).map(Destroy::new);
-        Arbitrary<Op> compact = Arbitraries.of(true, false).map(Compact::new);
-        Arbitrary<Op> op = Arbitraries.frequencyOf(
-                Tuple.of(10, append), Tuple.of(4, Arbitraries.just(new Upload())), Tuple.of(2, trim),
-                Tuple.of(1, destroy), Tuple.of(5, compact), Tuple.of(1, Arbitraries.just(new Restart())));
-        return op.list().ofMinSize(10).ofMaxSize(60);
+    static LongStream seeds() {
+        return Seeds.of(25);
     }
 
-    @Property(tries = 25)
-    void compactionNeverLosesOrLeaks(@ForAll("ops") List<Op> ops) throws Exception {
+    /** 10 to 60 operations, weighted 10 append : 4 upload : 2 trim : 1 destroy : 5 compact : 1 restart. */
+    static List<Op> ops(Random r) {
+        int n = 10 + r.nextInt(51);
+        List<Op> ops = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            int k = r.nextInt(23);
+            ops.add(k < 10 ? new Append(r.nextInt(STREAMS), 1 + r.nextInt(10), 1 + r.nextInt(90_000), r.nextLong())
+                    : k < 14 ? new Upload()
+                    : k < 16 ? new Trim(r.nextInt(STREAMS), r.nextDouble())
+                    : k == 16 ? new Destroy(r.nextInt(STREAMS))
+                    : k < 22 ? new Compact(r.nextBoolean()) : new Restart());
+        }
+        return ops;
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void compactionNeverLosesOrLeaks(long seed) throws Exception {
+        List<Op> ops = ops(new Random(seed));
         AtomicLong nanos = new AtomicLong();
         try (EngineFixture fixture = new EngineFixture()) {
             String store = fixture.objectStoreUri() + "?minPartSizeBytes=65536";
@@ -166,7 +168,7 @@ class CompactionPropertyTest {
         assertThat(report.clean()).as(report.toString()).isTrue();
     }
 
-    @AfterContainer
+    @AfterAll
     static void noLeaks() {
         LeakCheck.assertNoLeaks();
     }

@@ -10,13 +10,10 @@ import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
 import io.s3stream.testing.EngineFixture;
 import io.s3stream.testing.LeakCheck;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.lifecycle.AfterContainer;
+import io.s3stream.testing.Seeds;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -26,6 +23,7 @@ import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.LongStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -61,27 +59,29 @@ class StorageEnginePropertyTest {
     record Restart() implements Op {
     }
 
-    @Provide
-    Arbitrary<List<Op>> ops() {
-        Arbitrary<Op> append = Combinators.combine(Arbitraries.integers().between(0, STREAMS - 1),
-                        Arbitraries.integers().between(1, 20), Arbitraries.integers().between(0, 60_000),
-                        Arbitraries.longs())
-                .as(Append::new);
-        Arbitrary<Op> fetch = Combinators.combine(Arbitraries.integers().between(0, STREAMS - 1),
-                        Arbitraries.doubles().between(0, 1), Arbitraries.integers().between(0, 200_000))
-                .as(Fetch::new);
-        Arbitrary<Op> trim = Combinators.combine(Arbitraries.integers().between(0, STREAMS - 1),
-                Arbitraries.doubles().between(0, 1)).as(Trim::new);
-        Arbitrary<Op> op = Arbitraries.frequencyOf(
-                net.jqwik.api.Tuple.of(12, append), net.jqwik.api.Tuple.of(6, fetch), net.jqwik.api.Tuple.of(1, trim),
-                net.jqwik.api.Tuple.of(1, Arbitraries.just(new Flush())),
-                net.jqwik.api.Tuple.of(1, Arbitraries.just(new Crash())),
-                net.jqwik.api.Tuple.of(1, Arbitraries.just(new Restart())));
-        return op.list().ofMinSize(10).ofMaxSize(120);
+    static LongStream seeds() {
+        return Seeds.of(40);
     }
 
-    @Property(tries = 40)
-    void engineMatchesTheModel(@ForAll("ops") List<Op> ops) throws Exception {
+    /** 10 to 120 operations, weighted 12 append : 6 fetch : 1 trim : 1 flush : 1 crash : 1 restart. */
+    static List<Op> ops(Random r) {
+        int n = 10 + r.nextInt(111);
+        List<Op> ops = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            int k = r.nextInt(22);
+            ops.add(k < 12 ? new Append(r.nextInt(STREAMS), 1 + r.nextInt(20), r.nextInt(10) == 0 ? 0 : r.nextInt(60_001),
+                    r.nextLong())
+                    : k < 18 ? new Fetch(r.nextInt(STREAMS), r.nextDouble(), r.nextInt(200_001))
+                    : k == 18 ? new Trim(r.nextInt(STREAMS), r.nextDouble())
+                    : k == 19 ? new Flush() : k == 20 ? new Crash() : new Restart());
+        }
+        return ops;
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void engineMatchesTheModel(long seed) throws Exception {
+        List<Op> ops = ops(new Random(seed));
         try (EngineFixture fixture = new EngineFixture()) {
             StreamStorage storage = fixture.open(1);
             List<Stream> streams = new ArrayList<>();
@@ -176,7 +176,7 @@ class StorageEnginePropertyTest {
         }
     }
 
-    @AfterContainer
+    @AfterAll
     static void noLeaks() {
         LeakCheck.assertNoLeaks();
     }

@@ -3,9 +3,10 @@ package io.s3stream.wal.blockdev.internal;
 import io.netty.buffer.ByteBuf;
 import io.s3stream.spi.WalAppendResult;
 import io.s3stream.testing.LeakCheck;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.lifecycle.AfterContainer;
+import io.s3stream.testing.Seeds;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,6 +16,7 @@ import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.LongStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -31,13 +33,18 @@ class BlockDeviceWalFaultPropertyTest {
 
     private static final long CAPACITY = 2L * 1024 * 1024;
 
-    @AfterContainer
+    @AfterAll
     static void noLeaks() {
         LeakCheck.assertNoLeaks();
     }
 
-    @Property(tries = 40)
-    void crashNeverLosesAcknowledgedRecordsNorReturnsGarbage(@ForAll long seed) throws Exception {
+    static LongStream seeds() {
+        return Seeds.of(40);
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void crashNeverLosesAcknowledgedRecordsNorReturnsGarbage(long seed) throws Exception {
         Random random = new Random(seed);
         Path file = Path.of("/dev/shm", "wal-fault-" + UUID.randomUUID() + ".img");
         try {
