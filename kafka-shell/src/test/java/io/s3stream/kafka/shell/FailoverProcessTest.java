@@ -147,24 +147,8 @@ class FailoverProcessTest {
             String group = coordinatedBy(1); // the victim coordinates the group
             Thread consumer = Thread.ofPlatform().start(() -> consumeGroup(bootstrap, group, consuming, groupCommitted));
             try (KafkaProducer<String, String> producer = ProcessBrokerTest.producer(bootstrap, config)) {
-                Thread writer = Thread.ofPlatform().start(() -> {
-                    for (int i = 0; i < RECORDS; i++) {
-                        String v = "v" + i;
-                        producer.send(new ProducerRecord<>("fo", i % PARTITIONS, null, v), (md, e) -> {
-                            if (e == null) {
-                                acked.add(v);
-                            } else {
-                                failures.add(e);
-                            }
-                        });
-                        sent.incrementAndGet();
-                        try {
-                            Thread.sleep(3);
-                        } catch (InterruptedException e) {
-                            return;
-                        }
-                    }
-                });
+                Thread writer = startWriter(producer, "fo", PARTITIONS, "v", RECORDS, 3,
+                        new Writes(acked, failures, sent, new AtomicBoolean()));
                 while (sent.get() < RECORDS / 3) {
                     Thread.sleep(10);
                 }
@@ -253,31 +237,15 @@ class FailoverProcessTest {
                 admin.createTopics(List.of(new NewTopic("bal", 8, (short) 1))).all().get(60, TimeUnit.SECONDS);
                 Set<String> acked = ConcurrentHashMap.newKeySet();
                 ConcurrentLinkedQueue<Exception> failures = new ConcurrentLinkedQueue<>();
-                AtomicBoolean writing = new AtomicBoolean(true);
                 AtomicInteger sent = new AtomicInteger();
                 try (KafkaProducer<String, String> producer = ProcessBrokerTest.producer(bootstrap + ","
                         + "127.0.0.1:" + reservePort(ports, 3), Map.of(ProducerConfig.ACKS_CONFIG, "all",
                         ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true, ProducerConfig.LINGER_MS_CONFIG, 2,
                         ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000, ProducerConfig.METADATA_MAX_AGE_CONFIG,
                         1_000))) {
-                    Thread writer = Thread.ofPlatform().start(() -> {
-                        for (int i = 0; writing.get(); i++) {
-                            String v = "b" + i;
-                            producer.send(new ProducerRecord<>("bal", i % 8, null, v), (md, e) -> {
-                                if (e == null) {
-                                    acked.add(v);
-                                } else {
-                                    failures.add(e);
-                                }
-                            });
-                            sent.incrementAndGet();
-                            try {
-                                Thread.sleep(4);
-                            } catch (InterruptedException e) {
-                                return;
-                            }
-                        }
-                    });
+                    AtomicBoolean stop = new AtomicBoolean();
+                    Thread writer = startWriter(producer, "bal", 8, "b", Integer.MAX_VALUE, 4,
+                            new Writes(acked, failures, sent, stop));
                     long t0 = System.nanoTime();
                     awaitLeaders(admin, "bal", l -> count(l, 1) == 4 && count(l, 2) == 4, "4 + 4");
                     long even2 = System.nanoTime();
@@ -301,7 +269,7 @@ class FailoverProcessTest {
                         rolled.add("shell " + id + " drained in " + ms(stopped - stopping) + " ms, even again "
                                 + ms(System.nanoTime() - stopped) + " ms after");
                     }
-                    writing.set(false);
+                    stop.set(true);
                     writer.join();
                     producer.flush();
                     System.out.printf("balancer: 8 partitions even over 2 shells after %d ms; a third shell got its share "
@@ -326,6 +294,39 @@ class FailoverProcessTest {
                         java.nio.file.StandardCopyOption.REPLACE_EXISTING);
             }
         }
+    }
+
+    /** What a writer thread acknowledged, what failed, how many it sent; {@code stop} ends it early. */
+    record Writes(Set<String> acked, ConcurrentLinkedQueue<Exception> failures, AtomicInteger sent, AtomicBoolean stop) {
+        Writes() {
+            this(ConcurrentHashMap.newKeySet(), new ConcurrentLinkedQueue<>(), new AtomicInteger(), new AtomicBoolean());
+        }
+    }
+
+    /**
+     * Starts a thread sending {@code prefix + i} to partition {@code i % partitions}, one every {@code pauseMs}, until
+     * {@code limit} records are sent or {@code w.stop()} is set; acknowledgements and failures go to {@code w}.
+     */
+    static Thread startWriter(KafkaProducer<String, String> producer, String topic, int partitions, String prefix,
+                              int limit, long pauseMs, Writes w) {
+        return Thread.ofPlatform().start(() -> {
+            for (int i = 0; i < limit && !w.stop().get(); i++) {
+                String v = prefix + i;
+                producer.send(new ProducerRecord<>(topic, i % partitions, null, v), (md, e) -> {
+                    if (e == null) {
+                        w.acked().add(v);
+                    } else {
+                        w.failures().add(e);
+                    }
+                });
+                w.sent().incrementAndGet();
+                try {
+                    Thread.sleep(pauseMs);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
     }
 
     /**

@@ -7,7 +7,6 @@ import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -21,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -94,31 +92,15 @@ class NetworkPartitionIT {
                 FailoverProcessTest.awaitLeaders(admin, "np", l -> l.values().stream().distinct().count() == 3,
                         "spread over 3 shells");
 
-                Set<String> acked = ConcurrentHashMap.newKeySet();
-                ConcurrentLinkedQueue<Exception> failures = new ConcurrentLinkedQueue<>();
-                AtomicInteger sent = new AtomicInteger();
+                FailoverProcessTest.Writes writes = new FailoverProcessTest.Writes();
+                Set<String> acked = writes.acked();
+                ConcurrentLinkedQueue<Exception> failures = writes.failures();
+                AtomicInteger sent = writes.sent();
                 try (KafkaProducer<String, String> producer = ProcessBrokerTest.producer(bootstrap, Map.of(
                         ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
                         ProducerConfig.LINGER_MS_CONFIG, 2, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000,
                         ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000, ProducerConfig.METADATA_MAX_AGE_CONFIG, 1_000))) {
-                    Thread writer = Thread.ofPlatform().start(() -> {
-                        for (int i = 0; i < RECORDS; i++) {
-                            String v = "v" + i;
-                            producer.send(new ProducerRecord<>("np", i % PARTITIONS, null, v), (md, e) -> {
-                                if (e == null) {
-                                    acked.add(v);
-                                } else {
-                                    failures.add(e);
-                                }
-                            });
-                            sent.incrementAndGet();
-                            try {
-                                Thread.sleep(4);
-                            } catch (InterruptedException e) {
-                                return;
-                            }
-                        }
-                    });
+                    Thread writer = FailoverProcessTest.startWriter(producer, "np", PARTITIONS, "v", RECORDS, 4, writes);
                     while (sent.get() < RECORDS / 3) {
                         Thread.sleep(10);
                     }
