@@ -44,6 +44,12 @@ public final class ShellConfig {
     private final double balanceBand;
     private final long balanceMinBytesPerSec;
 
+    /** The shell's own s3stream.* settings; every other s3stream.* key is an engine setting. */
+    private static final java.util.Set<String> SHELL_KEYS = java.util.Set.of("s3stream.data.dir", "s3stream.node.id",
+            "s3stream.metrics.log.interval.ms", "s3stream.kafka.reconcile.ms", "s3stream.kafka.lease.renew.ms",
+            "s3stream.kafka.lease.timeout.ms", "s3stream.kafka.failover.enable", "s3stream.kafka.balance.interval.ms",
+            "s3stream.kafka.balance.band", "s3stream.kafka.balance.min.bytes.per.sec");
+
     private ShellConfig(Map<String, String> raw) {
         this.raw = Map.copyOf(raw);
         String listener = get("listeners", null);
@@ -171,6 +177,18 @@ public final class ShellConfig {
         String metadata = get("s3stream.metadata", null);
         if (metadata != null) {
             b.metadata(metadata);
+        }
+        // Every other engine setting by its key (StorageConfig.settings()) as s3stream.<key>; a misspelt one is an
+        // error naming the known keys, not silently ignored.
+        for (Map.Entry<String, String> e : new TreeMap<>(raw).entrySet()) {
+            String key = e.getKey();
+            if (key.startsWith("s3stream.kafka.")) {
+                if (!SHELL_KEYS.contains(key)) {
+                    throw new InvalidConfigException("unknown kafka-shell setting '" + key + "'; known: " + SHELL_KEYS);
+                }
+            } else if (key.startsWith("s3stream.") && !SHELL_KEYS.contains(key)) {
+                b.set(key.substring("s3stream.".length()), e.getValue());
+            }
         }
         return b.build();
     }
