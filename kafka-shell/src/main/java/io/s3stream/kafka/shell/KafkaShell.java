@@ -304,8 +304,15 @@ public final class KafkaShell implements AutoCloseable {
                 }
             }
         }
-        ShellConfig config = ShellConfig.of(file, overrides);
-        KafkaShell shell = start(config);
+        KafkaShell shell;
+        try {
+            shell = start(ShellConfig.of(file, overrides));
+        } catch (io.s3stream.InvalidConfigException e) {
+            System.err.println("kafka-shell: invalid configuration: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        ShellConfig config = shell.config;
         // Taken over by another shell (this one was paused or cut off): its engine is fenced and it must not serve
         // or write again under this identity. Exit at once; a restart rejoins as a new member.
         shell.onFenced = reason -> {

@@ -184,7 +184,8 @@ public final class ShellConfig {
             String key = e.getKey();
             if (key.startsWith("s3stream.kafka.")) {
                 if (!SHELL_KEYS.contains(key)) {
-                    throw new InvalidConfigException("unknown kafka-shell setting '" + key + "'; known: " + SHELL_KEYS);
+                    throw new InvalidConfigException("unknown kafka-shell setting '" + key + "'; known: "
+                            + new java.util.TreeSet<>(SHELL_KEYS));
                 }
             } else if (key.startsWith("s3stream.") && !SHELL_KEYS.contains(key)) {
                 b.set(key.substring("s3stream.".length()), e.getValue());
