@@ -3,38 +3,25 @@ package io.s3stream.kafka.shell;
 import io.s3stream.KeyValues;
 import io.s3stream.kafka.shell.internal.ProduceValidator;
 import org.apache.kafka.common.IsolationLevel;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsResponseData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
-import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsResponseData;
 import org.apache.kafka.common.message.DescribeClusterResponseData;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
 import org.apache.kafka.common.message.DescribeConfigsResponseData;
-import org.apache.kafka.common.message.DescribeGroupsResponseData;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FetchResponseData;
-import org.apache.kafka.common.message.FindCoordinatorResponseData;
-import org.apache.kafka.common.message.HeartbeatResponseData;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
 import org.apache.kafka.common.message.InitProducerIdResponseData;
-import org.apache.kafka.common.message.JoinGroupResponseData;
-import org.apache.kafka.common.message.LeaveGroupRequestData;
-import org.apache.kafka.common.message.LeaveGroupResponseData;
-import org.apache.kafka.common.message.ListGroupsResponseData;
 import org.apache.kafka.common.message.ListOffsetsRequestData;
 import org.apache.kafka.common.message.ListOffsetsResponseData;
 import org.apache.kafka.common.message.MetadataRequestData;
 import org.apache.kafka.common.message.MetadataResponseData;
-import org.apache.kafka.common.message.OffsetCommitRequestData;
-import org.apache.kafka.common.message.OffsetCommitResponseData;
-import org.apache.kafka.common.message.OffsetFetchRequestData;
-import org.apache.kafka.common.message.OffsetFetchResponseData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -51,41 +38,22 @@ import org.apache.kafka.common.requests.CreatePartitionsRequest;
 import org.apache.kafka.common.requests.CreatePartitionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
-import org.apache.kafka.common.requests.DeleteGroupsRequest;
-import org.apache.kafka.common.requests.DeleteGroupsResponse;
 import org.apache.kafka.common.requests.DeleteTopicsRequest;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
 import org.apache.kafka.common.requests.DescribeClusterResponse;
 import org.apache.kafka.common.requests.DescribeConfigsRequest;
 import org.apache.kafka.common.requests.DescribeConfigsResponse;
-import org.apache.kafka.common.requests.DescribeGroupsRequest;
-import org.apache.kafka.common.requests.DescribeGroupsResponse;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
-import org.apache.kafka.common.requests.FindCoordinatorRequest;
-import org.apache.kafka.common.requests.FindCoordinatorResponse;
-import org.apache.kafka.common.requests.HeartbeatRequest;
-import org.apache.kafka.common.requests.HeartbeatResponse;
 import org.apache.kafka.common.requests.InitProducerIdRequest;
 import org.apache.kafka.common.requests.InitProducerIdResponse;
-import org.apache.kafka.common.requests.JoinGroupRequest;
-import org.apache.kafka.common.requests.JoinGroupResponse;
-import org.apache.kafka.common.requests.LeaveGroupRequest;
-import org.apache.kafka.common.requests.LeaveGroupResponse;
-import org.apache.kafka.common.requests.ListGroupsResponse;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
 import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.MetadataResponse;
-import org.apache.kafka.common.requests.OffsetCommitRequest;
-import org.apache.kafka.common.requests.OffsetCommitResponse;
-import org.apache.kafka.common.requests.OffsetFetchRequest;
-import org.apache.kafka.common.requests.OffsetFetchResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.RequestContext;
-import org.apache.kafka.common.requests.SyncGroupRequest;
-import org.apache.kafka.common.requests.SyncGroupResponse;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -149,6 +117,7 @@ final class KafkaApis {
     private final ShellConfig config;
     private final TopicRegistry topics;
     private final GroupCoordinator groups;
+    private final GroupApis groupApis;
     private final ProducerIds producerIds;
     private final ScheduledExecutorService timer;
     private final java.util.concurrent.Executor blocking;
@@ -161,6 +130,7 @@ final class KafkaApis {
         this.topics = topics;
         this.groups = groups;
         this.producerIds = new ProducerIds(kv);
+        this.groupApis = new GroupApis(config.nodeId(), topics, groups, this::brokers, this::liveIds);
         this.timer = timer;
         this.advertisedPort = config.advertisedPort();
     }
@@ -189,30 +159,12 @@ final class KafkaApis {
                 case CREATE_TOPICS -> createTopics((CreateTopicsRequest) request);
                 case DELETE_TOPICS -> deleteTopics((DeleteTopicsRequest) request, version);
                 case INIT_PRODUCER_ID -> initProducerId((InitProducerIdRequest) request);
-                case FIND_COORDINATOR -> done(findCoordinator((FindCoordinatorRequest) request, version));
-                case JOIN_GROUP -> !coordinates(((JoinGroupRequest) request).data().groupId()) ? notCoordinator(request)
-                        : groups.join(((JoinGroupRequest) request).data(), version, ctx.clientId(),
-                                ctx.clientAddress == null ? "" : ctx.clientAddress.toString())
-                        .thenApply(d -> joinResponse(d, version));
-                case SYNC_GROUP -> !coordinates(((SyncGroupRequest) request).data().groupId()) ? notCoordinator(request)
-                        : groups.sync(((SyncGroupRequest) request).data()).thenApply(SyncGroupResponse::new);
-                case HEARTBEAT -> {
-                    var d = ((HeartbeatRequest) request).data();
-                    yield !coordinates(d.groupId()) ? notCoordinator(request)
-                            : groups.heartbeat(d.groupId(), d.memberId(), d.generationId())
-                            .thenApply(e -> new HeartbeatResponse(new HeartbeatResponseData().setErrorCode(e.code())));
-                }
-                case LEAVE_GROUP -> !coordinates(((LeaveGroupRequest) request).data().groupId()) ? notCoordinator(request)
-                        : leaveGroup((LeaveGroupRequest) request, version);
-                case OFFSET_COMMIT -> !coordinates(((OffsetCommitRequest) request).data().groupId()) ? notCoordinator(request)
-                        : offsetCommit((OffsetCommitRequest) request);
-                case OFFSET_FETCH -> offsetFetch((OffsetFetchRequest) request, version);
+                case FIND_COORDINATOR, JOIN_GROUP, SYNC_GROUP, HEARTBEAT, LEAVE_GROUP, OFFSET_COMMIT, OFFSET_FETCH,
+                     LIST_GROUPS, DESCRIBE_GROUPS, DELETE_GROUPS -> groupApis.handle(key, request, version, ctx.clientId(),
+                        ctx.clientAddress == null ? "" : ctx.clientAddress.toString());
                 case DESCRIBE_CONFIGS -> done(describeConfigs((DescribeConfigsRequest) request));
                 case DESCRIBE_CLUSTER -> done(describeCluster());
-                case LIST_GROUPS -> listGroups();
-                case DESCRIBE_GROUPS -> describeGroups((DescribeGroupsRequest) request);
                 case CREATE_PARTITIONS -> createPartitions((CreatePartitionsRequest) request);
-                case DELETE_GROUPS -> deleteGroups((DeleteGroupsRequest) request);
                 case ALTER_PARTITION_REASSIGNMENTS -> CompletableFuture.supplyAsync(
                         () -> alterReassignments((org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest) request), blocking);
                 case INCREMENTAL_ALTER_CONFIGS -> CompletableFuture.supplyAsync(
@@ -272,6 +224,11 @@ final class KafkaApis {
         this.liveShells = source;
     }
 
+    /** Whether this shell coordinates {@code groupId} now (see {@link GroupApis#coordinatorOf}). */
+    boolean coordinates(String groupId) {
+        return groupApis.coordinates(groupId);
+    }
+
     /**
      * The lowest registered node id whose lease is live, named controller in Metadata and DescribeCluster (it also runs
      * the self-balancer).
@@ -291,50 +248,6 @@ final class KafkaApis {
             }
         }
         return ids.isEmpty() ? new java.util.TreeSet<>(all.keySet()) : ids;
-    }
-
-    /**
-     * The coordinator of group {@code groupId}: of the live shells, the one that {@link #rendezvous} picks, so groups
-     * spread over shells as Kafka spreads them over the partitions of {@code __consumer_offsets}, and a shell that
-     * dies or joins moves only its own share of groups. Group state is soft (members rejoin a new coordinator) and
-     * committed offsets live in the shared key-value space, so a new coordinator answers them at once.
-     */
-    int coordinatorOf(String groupId) {
-        return rendezvous(groupId, liveIds());
-    }
-
-    /** Whether this shell coordinates {@code groupId} now; requests for a group it does not get NOT_COORDINATOR. */
-    boolean coordinates(String groupId) {
-        return coordinatorOf(groupId) == config.nodeId();
-    }
-
-    /**
-     * Rendezvous (highest random weight) hashing: the id scoring highest for {@code key}. Deterministic across JVMs
-     * ({@link String#hashCode} is specified), and removing or adding an id moves only the keys that score highest on it.
-     */
-    static int rendezvous(String key, java.util.Collection<Integer> ids) {
-        long h = mix64(key.hashCode() * 0x9E3779B97F4A7C15L);
-        int best = -1;
-        long bestScore = 0;
-        for (int id : ids) {
-            long score = mix64(h ^ (id * 0xD6E8FEB86659FD93L));
-            if (best < 0 || score > bestScore || score == bestScore && id < best) {
-                best = id;
-                bestScore = score;
-            }
-        }
-        return best;
-    }
-
-    /** SplitMix64's finalizer: every input bit affects every output bit. */
-    private static long mix64(long z) {
-        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-        return z ^ (z >>> 31);
-    }
-
-    private static CompletableFuture<AbstractResponse> notCoordinator(AbstractRequest request) {
-        return done(request.getErrorResponse(0, Errors.NOT_COORDINATOR.exception()));
     }
 
     private AbstractResponse describeCluster() {
@@ -664,21 +577,6 @@ final class KafkaApis {
             }
         }
         return new org.apache.kafka.common.requests.ListPartitionReassignmentsResponse(out);
-    }
-
-    private CompletableFuture<AbstractResponse> deleteGroups(DeleteGroupsRequest request) {
-        List<String> ids = request.data().groupsNames();
-        List<CompletableFuture<Errors>> futures = new ArrayList<>();
-        ids.forEach(g -> futures.add(coordinates(g) ? groups.delete(g)
-                : CompletableFuture.completedFuture(Errors.NOT_COORDINATOR)));
-        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
-            DeleteGroupsResponseData.DeletableGroupResultCollection results = new DeleteGroupsResponseData.DeletableGroupResultCollection();
-            for (int i = 0; i < ids.size(); i++) {
-                results.add(new DeleteGroupsResponseData.DeletableGroupResult().setGroupId(ids.get(i))
-                        .setErrorCode(futures.get(i).join().code()));
-            }
-            return new DeleteGroupsResponse(new DeleteGroupsResponseData().setResults(results));
-        });
     }
 
     private CompletableFuture<AbstractResponse> deleteTopics(DeleteTopicsRequest request, short version) {
@@ -1024,216 +922,6 @@ final class KafkaApis {
         }
         return producerIds.next().thenApply(id -> new InitProducerIdResponse(new InitProducerIdResponseData()
                 .setProducerId(id).setProducerEpoch((short) 0)));
-    }
-
-    private AbstractResponse findCoordinator(FindCoordinatorRequest request, short version) {
-        var d = request.data();
-        FindCoordinatorResponseData out = new FindCoordinatorResponseData();
-        if (version < 4) {
-            if (d.keyType() != 0) {
-                return new FindCoordinatorResponse(out.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
-                        .setErrorMessage("only group coordinators exist").setNodeId(-1).setHost("").setPort(-1));
-            }
-            int coordinator = coordinatorOf(d.key());
-            String[] hp = brokers().get(coordinator);
-            return new FindCoordinatorResponse(out.setNodeId(coordinator).setHost(hp[0]).setPort(Integer.parseInt(hp[1])));
-        }
-        for (String key : d.coordinatorKeys()) {
-            FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator().setKey(key);
-            if (d.keyType() != 0) {
-                c.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code()).setErrorMessage("only group coordinators exist")
-                        .setNodeId(-1).setHost("").setPort(-1);
-            } else {
-                int coordinator = coordinatorOf(key);
-                String[] hp = brokers().get(coordinator);
-                c.setNodeId(coordinator).setHost(hp[0]).setPort(Integer.parseInt(hp[1]));
-            }
-            out.coordinators().add(c);
-        }
-        return new FindCoordinatorResponse(out);
-    }
-
-    private static AbstractResponse joinResponse(JoinGroupResponseData d, short version) {
-        if (version < 7 && d.protocolName() == null) {
-            d.setProtocolName("");
-        }
-        return new JoinGroupResponse(d, version);
-    }
-
-    private CompletableFuture<AbstractResponse> leaveGroup(LeaveGroupRequest request, short version) {
-        LeaveGroupRequestData d = request.data();
-        List<String> ids = new ArrayList<>();
-        if (version < 3) {
-            ids.add(d.memberId());
-        } else {
-            d.members().forEach(m -> ids.add(m.memberId()));
-        }
-        return groups.leave(d.groupId(), ids).thenApply(errors -> {
-            List<LeaveGroupResponseData.MemberResponse> members = new ArrayList<>();
-            if (version < 3) {
-                members.add(new LeaveGroupResponseData.MemberResponse().setMemberId(d.memberId())
-                        .setErrorCode(errors.get(d.memberId()).code()));
-            } else {
-                for (var m : d.members()) {
-                    members.add(new LeaveGroupResponseData.MemberResponse().setMemberId(m.memberId())
-                            .setGroupInstanceId(m.groupInstanceId()).setErrorCode(errors.get(m.memberId()).code()));
-                }
-            }
-            return new LeaveGroupResponse(members, Errors.NONE, 0, version);
-        });
-    }
-
-    private CompletableFuture<AbstractResponse> offsetCommit(OffsetCommitRequest request) {
-        OffsetCommitRequestData d = request.data();
-        return groups.validateCommit(d.groupId(), d.memberId(), d.generationIdOrMemberEpoch()).thenCompose(check -> {
-            OffsetCommitResponseData out = new OffsetCommitResponseData();
-            Map<TopicPartition, GroupCoordinator.Committed> commits = new HashMap<>();
-            for (OffsetCommitRequestData.OffsetCommitRequestTopic t : d.topics()) {
-                OffsetCommitResponseData.OffsetCommitResponseTopic rt = new OffsetCommitResponseData.OffsetCommitResponseTopic().setName(t.name());
-                TopicRegistry.Topic topic = topics.get(t.name());
-                for (OffsetCommitRequestData.OffsetCommitRequestPartition p : t.partitions()) {
-                    Errors e = check;
-                    if (e == Errors.NONE && (topic == null || topic.slot(p.partitionIndex()) == null)) {
-                        e = Errors.UNKNOWN_TOPIC_OR_PARTITION;
-                    }
-                    if (e == Errors.NONE) {
-                        commits.put(new TopicPartition(t.name(), p.partitionIndex()),
-                                new GroupCoordinator.Committed(p.committedOffset(), p.committedLeaderEpoch(), p.committedMetadata()));
-                    }
-                    rt.partitions().add(new OffsetCommitResponseData.OffsetCommitResponsePartition()
-                            .setPartitionIndex(p.partitionIndex()).setErrorCode(e.code()));
-                }
-                out.topics().add(rt);
-            }
-            return groups.commit(d.groupId(), commits).thenApply(v -> (AbstractResponse) new OffsetCommitResponse(out));
-        });
-    }
-
-    private CompletableFuture<AbstractResponse> offsetFetch(OffsetFetchRequest request, short version) {
-        OffsetFetchRequestData d = request.data();
-        List<String> groupIds = new ArrayList<>();
-        List<Map<String, List<Integer>>> wanted = new ArrayList<>(); // null entry: all topics
-        if (version >= 8) {
-            for (OffsetFetchRequestData.OffsetFetchRequestGroup g : d.groups()) {
-                groupIds.add(g.groupId());
-                if (g.topics() == null) {
-                    wanted.add(null);
-                } else {
-                    Map<String, List<Integer>> m = new LinkedHashMap<>();
-                    g.topics().forEach(t -> m.put(t.name(), t.partitionIndexes()));
-                    wanted.add(m);
-                }
-            }
-        } else {
-            groupIds.add(d.groupId());
-            if (d.topics() == null) {
-                wanted.add(null);
-            } else {
-                Map<String, List<Integer>> m = new LinkedHashMap<>();
-                d.topics().forEach(t -> m.put(t.name(), t.partitionIndexes()));
-                wanted.add(m);
-            }
-        }
-        if (version < 8 && !coordinates(d.groupId())) {
-            return notCoordinator(request);
-        }
-        List<CompletableFuture<Map<TopicPartition, GroupCoordinator.Committed>>> futures = new ArrayList<>();
-        groupIds.forEach(g -> futures.add(coordinates(g) ? groups.committed(g) : null));
-        return CompletableFuture.allOf(futures.stream().filter(java.util.Objects::nonNull)
-                .toArray(CompletableFuture[]::new)).thenApply(v -> {
-            OffsetFetchResponseData out = new OffsetFetchResponseData();
-            for (int i = 0; i < groupIds.size(); i++) {
-                if (futures.get(i) == null) {
-                    out.groups().add(new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(groupIds.get(i))
-                            .setErrorCode(Errors.NOT_COORDINATOR.code()));
-                    continue;
-                }
-                Map<TopicPartition, GroupCoordinator.Committed> committed = futures.get(i).join();
-                Map<String, List<Integer>> want = wanted.get(i);
-                if (want == null) {
-                    want = new LinkedHashMap<>();
-                    for (TopicPartition tp : committed.keySet()) {
-                        want.computeIfAbsent(tp.topic(), k -> new ArrayList<>()).add(tp.partition());
-                    }
-                }
-                List<OffsetFetchResponseData.OffsetFetchResponseTopics> groupTopics = new ArrayList<>();
-                for (Map.Entry<String, List<Integer>> e : want.entrySet()) {
-                    OffsetFetchResponseData.OffsetFetchResponseTopics rt = new OffsetFetchResponseData.OffsetFetchResponseTopics().setName(e.getKey());
-                    for (int p : e.getValue()) {
-                        GroupCoordinator.Committed c = committed.get(new TopicPartition(e.getKey(), p));
-                        rt.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(p)
-                                .setCommittedOffset(c == null ? -1 : c.offset())
-                                .setCommittedLeaderEpoch(c == null ? -1 : c.leaderEpoch())
-                                .setMetadata(c == null ? "" : c.metadata()));
-                    }
-                    groupTopics.add(rt);
-                }
-                if (version >= 8) {
-                    out.groups().add(new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(groupIds.get(i)).setTopics(groupTopics));
-                } else {
-                    for (var gt : groupTopics) {
-                        OffsetFetchResponseData.OffsetFetchResponseTopic t = new OffsetFetchResponseData.OffsetFetchResponseTopic().setName(gt.name());
-                        for (var p : gt.partitions()) {
-                            t.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartition().setPartitionIndex(p.partitionIndex())
-                                    .setCommittedOffset(p.committedOffset()).setCommittedLeaderEpoch(p.committedLeaderEpoch())
-                                    .setMetadata(p.metadata()));
-                        }
-                        out.topics().add(t);
-                    }
-                }
-            }
-            return new OffsetFetchResponse(out, version);
-        });
-    }
-
-    private CompletableFuture<AbstractResponse> listGroups() {
-        return groups.snapshot().thenApply(all -> {
-            ListGroupsResponseData out = new ListGroupsResponseData();
-            all.entrySet().removeIf(e -> !coordinates(e.getKey())); // each shell lists the groups it coordinates
-            all.forEach((id, g) -> out.groups().add(new ListGroupsResponseData.ListedGroup().setGroupId(id)
-                    .setProtocolType(g.protocolType == null ? "" : g.protocolType).setGroupState(stateName(g.state))));
-            return new ListGroupsResponse(out);
-        });
-    }
-
-    private CompletableFuture<AbstractResponse> describeGroups(DescribeGroupsRequest request) {
-        List<String> ids = request.data().groups();
-        return groups.call(() -> {
-            DescribeGroupsResponseData out = new DescribeGroupsResponseData();
-            // Read on the coordinator thread: members are mutable state it owns.
-            return out;
-        }).thenCompose(out -> groups.snapshot().thenCompose(all -> groups.call(() -> {
-            for (String id : ids) {
-                GroupCoordinator.Group g = all.get(id);
-                DescribeGroupsResponseData.DescribedGroup dg = new DescribeGroupsResponseData.DescribedGroup().setGroupId(id);
-                if (!coordinates(id)) {
-                    dg.setErrorCode(Errors.NOT_COORDINATOR.code()).setGroupState("").setProtocolType("")
-                            .setProtocolData("");
-                } else if (g == null) {
-                    dg.setGroupState("Dead").setProtocolType("").setProtocolData("");
-                } else {
-                    dg.setGroupState(stateName(g.state)).setProtocolType(g.protocolType == null ? "" : g.protocolType)
-                            .setProtocolData(g.state == GroupCoordinator.State.STABLE ? g.protocolName : "");
-                    for (GroupCoordinator.Member m : g.members.values()) {
-                        dg.members().add(new DescribeGroupsResponseData.DescribedGroupMember().setMemberId(m.memberId)
-                                .setGroupInstanceId(m.groupInstanceId).setClientId(m.clientId).setClientHost(m.clientHost)
-                                .setMemberMetadata(g.protocolName == null ? new byte[0] : m.protocols.getOrDefault(g.protocolName, new byte[0]))
-                                .setMemberAssignment(m.assignment));
-                    }
-                }
-                out.groups().add(dg);
-            }
-            return (AbstractResponse) new DescribeGroupsResponse(out);
-        })));
-    }
-
-    private static String stateName(GroupCoordinator.State s) {
-        return switch (s) {
-            case EMPTY -> "Empty";
-            case PREPARING_REBALANCE -> "PreparingRebalance";
-            case COMPLETING_REBALANCE -> "CompletingRebalance";
-            case STABLE -> "Stable";
-        };
     }
 
     /** Unique producer ids across restarts and shells: blocks of 1,000 reserved by compare-and-set. */

@@ -118,22 +118,8 @@ class FailoverProcessTest {
     }
 
     private static void run(List<Shell> shells, String bootstrap, String signal, boolean idempotent) throws Exception {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 3_000, AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-                10_000, AdminClientConfig.METADATA_MAX_AGE_CONFIG, 1_000))) {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (admin.describeCluster().nodes().get(10, TimeUnit.SECONDS).size() < 3) {
-                assertThat(System.nanoTime()).as("three shells registered").isLessThan(deadline);
-                Thread.sleep(100);
-            }
-            admin.createTopics(List.of(new NewTopic("fo", PARTITIONS, (short) 1))).all().get(60, TimeUnit.SECONDS);
-            // Spread: shell 1 keeps 0-3, shell 2 gets 4-7, shell 3 gets 8-11.
-            Map<TopicPartition, Optional<NewPartitionReassignment>> moves = new HashMap<>();
-            for (int p = 4; p < PARTITIONS; p++) {
-                moves.put(new TopicPartition("fo", p), Optional.of(new NewPartitionReassignment(List.of(p < 8 ? 2 : 3))));
-            }
-            admin.alterPartitionReassignments(moves).all().get(60, TimeUnit.SECONDS);
-            awaitLeaders(admin, leaders -> leaders.values().stream().distinct().count() == 3, "spread over 3 shells");
+        try (Admin admin = admin(bootstrap)) {
+            createSpread(admin, "fo", PARTITIONS); // shell 1 keeps 0-3, shell 2 gets 4-7, shell 3 gets 8-11
 
             Map<String, Object> config = Map.of(ProducerConfig.ACKS_CONFIG, "all",
                     ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, idempotent, ProducerConfig.LINGER_MS_CONFIG, 2,
@@ -231,9 +217,7 @@ class FailoverProcessTest {
             shells.put(1, start.apply(1));
             shells.put(2, start.apply(2));
             String bootstrap = shells.get(1).bootstrap() + "," + shells.get(2).bootstrap();
-            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                    AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 3_000, AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-                    10_000, AdminClientConfig.METADATA_MAX_AGE_CONFIG, 1_000))) {
+            try (Admin admin = admin(bootstrap)) {
                 admin.createTopics(List.of(new NewTopic("bal", 8, (short) 1))).all().get(60, TimeUnit.SECONDS);
                 Set<String> acked = ConcurrentHashMap.newKeySet();
                 ConcurrentLinkedQueue<Exception> failures = new ConcurrentLinkedQueue<>();
@@ -294,6 +278,33 @@ class FailoverProcessTest {
                         java.nio.file.StandardCopyOption.REPLACE_EXISTING);
             }
         }
+    }
+
+    /** An admin client with short timeouts, for clusters whose shells come and go. */
+    static Admin admin(String bootstrap) {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 3_000, AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                10_000, AdminClientConfig.METADATA_MAX_AGE_CONFIG, 1_000));
+    }
+
+    /**
+     * Waits for three registered shells, creates {@code topic} (on the shell asked) and moves its second and last
+     * thirds of partitions to shells 2 and 3, then waits until Metadata shows the three leaders.
+     */
+    static void createSpread(Admin admin, String topic, int partitions) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (admin.describeCluster().nodes().get(10, TimeUnit.SECONDS).size() < 3) {
+            assertThat(System.nanoTime()).as("three shells registered").isLessThan(deadline);
+            Thread.sleep(100);
+        }
+        admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+        Map<TopicPartition, Optional<NewPartitionReassignment>> moves = new HashMap<>();
+        int third = partitions / 3;
+        for (int p = third; p < partitions; p++) {
+            moves.put(new TopicPartition(topic, p), Optional.of(new NewPartitionReassignment(List.of(p < 2 * third ? 2 : 3))));
+        }
+        admin.alterPartitionReassignments(moves).all().get(60, TimeUnit.SECONDS);
+        awaitLeaders(admin, topic, leaders -> leaders.values().stream().distinct().count() == 3, "spread over 3 shells");
     }
 
     /** What a writer thread acknowledged, what failed, how many it sent; {@code stop} ends it early. */
@@ -434,7 +445,7 @@ class FailoverProcessTest {
     /** A group id that shell {@code node} coordinates while shells 1, 2 and 3 are live. */
     private static String coordinatedBy(int node) {
         for (int i = 0; ; i++) {
-            if (KafkaApis.rendezvous("fo-group-" + i, List.of(1, 2, 3)) == node) {
+            if (GroupApis.rendezvous("fo-group-" + i, List.of(1, 2, 3)) == node) {
                 return "fo-group-" + i;
             }
         }

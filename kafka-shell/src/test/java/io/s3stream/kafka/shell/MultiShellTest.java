@@ -201,7 +201,7 @@ class MultiShellTest {
                 groupIds.add("spread-" + i);
             }
             Map<String, Integer> expected = new HashMap<>();
-            groupIds.forEach(g -> expected.put(g, KafkaApis.rendezvous(g, List.of(1, 2, 3))));
+            groupIds.forEach(g -> expected.put(g, GroupApis.rendezvous(g, List.of(1, 2, 3))));
             assertThat(new java.util.HashSet<>(expected.values())).as("nine groups land on all three shells")
                     .containsExactlyInAnyOrder(1, 2, 3);
             try (Admin admin = Admin.create(ap)) {
@@ -283,8 +283,8 @@ class MultiShellTest {
         List<String> wals = List.of("gj1-" + UUID.randomUUID(), "gj2-" + UUID.randomUUID(), "gj3-" + UUID.randomUUID());
         String group = null;
         for (int i = 0; group == null; i++) {
-            if (KafkaApis.rendezvous("moving-group-" + i, List.of(1, 2)) == 1
-                    && KafkaApis.rendezvous("moving-group-" + i, List.of(1, 2, 3)) == 3) {
+            if (GroupApis.rendezvous("moving-group-" + i, List.of(1, 2)) == 1
+                    && GroupApis.rendezvous("moving-group-" + i, List.of(1, 2, 3)) == 3) {
                 group = "moving-group-" + i;
             }
         }

@@ -2,12 +2,8 @@ package io.s3stream.kafka.shell;
 
 import io.s3stream.testing.S3Server;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewPartitionReassignment;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -15,10 +11,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
@@ -75,22 +69,8 @@ class NetworkPartitionIT {
                                 List.of("ip", "netns", "exec", ns), settings));
             }
             String bootstrap = shells.get(0).bootstrap() + "," + shells.get(1).bootstrap();
-            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                    AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 3_000, AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-                    10_000, AdminClientConfig.METADATA_MAX_AGE_CONFIG, 1_000))) {
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                while (admin.describeCluster().nodes().get(10, TimeUnit.SECONDS).size() < 3) {
-                    assertThat(System.nanoTime()).as("three shells registered").isLessThan(deadline);
-                    Thread.sleep(100);
-                }
-                admin.createTopics(List.of(new NewTopic("np", PARTITIONS, (short) 1))).all().get(60, TimeUnit.SECONDS);
-                Map<TopicPartition, Optional<NewPartitionReassignment>> moves = new HashMap<>();
-                for (int p = 2; p < PARTITIONS; p++) {
-                    moves.put(new TopicPartition("np", p), Optional.of(new NewPartitionReassignment(List.of(p < 4 ? 2 : 3))));
-                }
-                admin.alterPartitionReassignments(moves).all().get(60, TimeUnit.SECONDS);
-                FailoverProcessTest.awaitLeaders(admin, "np", l -> l.values().stream().distinct().count() == 3,
-                        "spread over 3 shells");
+            try (Admin admin = FailoverProcessTest.admin(bootstrap)) {
+                FailoverProcessTest.createSpread(admin, "np", PARTITIONS); // shells 1, 2 and 3 lead two each
 
                 FailoverProcessTest.Writes writes = new FailoverProcessTest.Writes();
                 Set<String> acked = writes.acked();

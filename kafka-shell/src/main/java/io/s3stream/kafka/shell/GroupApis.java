@@ -1,0 +1,375 @@
+package io.s3stream.kafka.shell;
+
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.DeleteGroupsResponseData;
+import org.apache.kafka.common.message.DescribeGroupsResponseData;
+import org.apache.kafka.common.message.FindCoordinatorResponseData;
+import org.apache.kafka.common.message.HeartbeatResponseData;
+import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.message.LeaveGroupRequestData;
+import org.apache.kafka.common.message.LeaveGroupResponseData;
+import org.apache.kafka.common.message.ListGroupsResponseData;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.message.OffsetCommitResponseData;
+import org.apache.kafka.common.message.OffsetFetchRequestData;
+import org.apache.kafka.common.message.OffsetFetchResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.DeleteGroupsRequest;
+import org.apache.kafka.common.requests.DeleteGroupsResponse;
+import org.apache.kafka.common.requests.DescribeGroupsRequest;
+import org.apache.kafka.common.requests.DescribeGroupsResponse;
+import org.apache.kafka.common.requests.FindCoordinatorRequest;
+import org.apache.kafka.common.requests.FindCoordinatorResponse;
+import org.apache.kafka.common.requests.HeartbeatRequest;
+import org.apache.kafka.common.requests.HeartbeatResponse;
+import org.apache.kafka.common.requests.JoinGroupRequest;
+import org.apache.kafka.common.requests.JoinGroupResponse;
+import org.apache.kafka.common.requests.LeaveGroupRequest;
+import org.apache.kafka.common.requests.LeaveGroupResponse;
+import org.apache.kafka.common.requests.ListGroupsResponse;
+import org.apache.kafka.common.requests.OffsetCommitRequest;
+import org.apache.kafka.common.requests.OffsetCommitResponse;
+import org.apache.kafka.common.requests.OffsetFetchRequest;
+import org.apache.kafka.common.requests.OffsetFetchResponse;
+import org.apache.kafka.common.requests.SyncGroupRequest;
+import org.apache.kafka.common.requests.SyncGroupResponse;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.SortedSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+
+/**
+ * The consumer-group APIs (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch,
+ * ListGroups, DescribeGroups, DeleteGroups) over the {@link GroupCoordinator}, with coordinators spread over the live
+ * shells by group id: a request for a group another shell coordinates gets NOT_COORDINATOR.
+ */
+final class GroupApis {
+    private final int nodeId;
+    private final TopicRegistry topics;
+    private final GroupCoordinator groups;
+    private final Supplier<SortedMap<Integer, String[]>> brokers;
+    private final Supplier<SortedSet<Integer>> liveIds;
+
+    /**
+     * @param brokers registered shells by node id, as host and port
+     * @param liveIds the registered shells whose lease is live, as this shell sees them
+     */
+    GroupApis(int nodeId, TopicRegistry topics, GroupCoordinator groups, Supplier<SortedMap<Integer, String[]>> brokers,
+              Supplier<SortedSet<Integer>> liveIds) {
+        this.nodeId = nodeId;
+        this.topics = topics;
+        this.groups = groups;
+        this.brokers = brokers;
+        this.liveIds = liveIds;
+    }
+
+    /** Answers one group request; {@code key} is one of the APIs above. */
+    CompletableFuture<AbstractResponse> handle(ApiKeys key, AbstractRequest request, short version, String clientId,
+                                               String clientHost) {
+        return switch (key) {
+            case FIND_COORDINATOR -> done(findCoordinator((FindCoordinatorRequest) request, version));
+            case JOIN_GROUP -> !coordinates(((JoinGroupRequest) request).data().groupId()) ? notCoordinator(request)
+                    : groups.join(((JoinGroupRequest) request).data(), version, clientId, clientHost)
+                    .thenApply(d -> joinResponse(d, version));
+            case SYNC_GROUP -> !coordinates(((SyncGroupRequest) request).data().groupId()) ? notCoordinator(request)
+                    : groups.sync(((SyncGroupRequest) request).data()).thenApply(SyncGroupResponse::new);
+            case HEARTBEAT -> {
+                var d = ((HeartbeatRequest) request).data();
+                yield !coordinates(d.groupId()) ? notCoordinator(request)
+                        : groups.heartbeat(d.groupId(), d.memberId(), d.generationId())
+                        .thenApply(e -> new HeartbeatResponse(new HeartbeatResponseData().setErrorCode(e.code())));
+            }
+            case LEAVE_GROUP -> !coordinates(((LeaveGroupRequest) request).data().groupId()) ? notCoordinator(request)
+                    : leaveGroup((LeaveGroupRequest) request, version);
+            case OFFSET_COMMIT -> !coordinates(((OffsetCommitRequest) request).data().groupId()) ? notCoordinator(request)
+                    : offsetCommit((OffsetCommitRequest) request);
+            case OFFSET_FETCH -> offsetFetch((OffsetFetchRequest) request, version);
+            case LIST_GROUPS -> listGroups();
+            case DESCRIBE_GROUPS -> describeGroups((DescribeGroupsRequest) request);
+            case DELETE_GROUPS -> deleteGroups((DeleteGroupsRequest) request);
+            default -> throw new IllegalArgumentException(key + " is not a group API");
+        };
+    }
+
+    private static CompletableFuture<AbstractResponse> done(AbstractResponse r) {
+        return CompletableFuture.completedFuture(r);
+    }
+
+    /**
+     * The coordinator of group {@code groupId}: of the live shells, the one that {@link #rendezvous} picks, so groups
+     * spread over shells as Kafka spreads them over the partitions of {@code __consumer_offsets}, and a shell that
+     * dies or joins moves only its own share of groups. Group state is soft (members rejoin a new coordinator) and
+     * committed offsets live in the shared key-value space, so a new coordinator answers them at once.
+     */
+    int coordinatorOf(String groupId) {
+        return rendezvous(groupId, liveIds.get());
+    }
+
+    /** Whether this shell coordinates {@code groupId} now; requests for a group it does not get NOT_COORDINATOR. */
+    boolean coordinates(String groupId) {
+        return coordinatorOf(groupId) == nodeId;
+    }
+
+    /**
+     * Rendezvous (highest random weight) hashing: the id scoring highest for {@code key}. Deterministic across JVMs
+     * ({@link String#hashCode} is specified), and removing or adding an id moves only the keys that score highest on it.
+     */
+    static int rendezvous(String key, java.util.Collection<Integer> ids) {
+        long h = mix64(key.hashCode() * 0x9E3779B97F4A7C15L);
+        int best = -1;
+        long bestScore = 0;
+        for (int id : ids) {
+            long score = mix64(h ^ (id * 0xD6E8FEB86659FD93L));
+            if (best < 0 || score > bestScore || score == bestScore && id < best) {
+                best = id;
+                bestScore = score;
+            }
+        }
+        return best;
+    }
+
+    /** SplitMix64's finalizer: every input bit affects every output bit. */
+    private static long mix64(long z) {
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
+    private static CompletableFuture<AbstractResponse> notCoordinator(AbstractRequest request) {
+        return done(request.getErrorResponse(0, Errors.NOT_COORDINATOR.exception()));
+    }
+
+    private CompletableFuture<AbstractResponse> deleteGroups(DeleteGroupsRequest request) {
+        List<String> ids = request.data().groupsNames();
+        List<CompletableFuture<Errors>> futures = new ArrayList<>();
+        ids.forEach(g -> futures.add(coordinates(g) ? groups.delete(g)
+                : CompletableFuture.completedFuture(Errors.NOT_COORDINATOR)));
+        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            DeleteGroupsResponseData.DeletableGroupResultCollection results = new DeleteGroupsResponseData.DeletableGroupResultCollection();
+            for (int i = 0; i < ids.size(); i++) {
+                results.add(new DeleteGroupsResponseData.DeletableGroupResult().setGroupId(ids.get(i))
+                        .setErrorCode(futures.get(i).join().code()));
+            }
+            return new DeleteGroupsResponse(new DeleteGroupsResponseData().setResults(results));
+        });
+    }
+
+    private AbstractResponse findCoordinator(FindCoordinatorRequest request, short version) {
+        var d = request.data();
+        FindCoordinatorResponseData out = new FindCoordinatorResponseData();
+        if (version < 4) {
+            if (d.keyType() != 0) {
+                return new FindCoordinatorResponse(out.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
+                        .setErrorMessage("only group coordinators exist").setNodeId(-1).setHost("").setPort(-1));
+            }
+            int coordinator = coordinatorOf(d.key());
+            String[] hp = brokers.get().get(coordinator);
+            return new FindCoordinatorResponse(out.setNodeId(coordinator).setHost(hp[0]).setPort(Integer.parseInt(hp[1])));
+        }
+        for (String key : d.coordinatorKeys()) {
+            FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator().setKey(key);
+            if (d.keyType() != 0) {
+                c.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code()).setErrorMessage("only group coordinators exist")
+                        .setNodeId(-1).setHost("").setPort(-1);
+            } else {
+                int coordinator = coordinatorOf(key);
+                String[] hp = brokers.get().get(coordinator);
+                c.setNodeId(coordinator).setHost(hp[0]).setPort(Integer.parseInt(hp[1]));
+            }
+            out.coordinators().add(c);
+        }
+        return new FindCoordinatorResponse(out);
+    }
+
+    private static AbstractResponse joinResponse(JoinGroupResponseData d, short version) {
+        if (version < 7 && d.protocolName() == null) {
+            d.setProtocolName("");
+        }
+        return new JoinGroupResponse(d, version);
+    }
+
+    private CompletableFuture<AbstractResponse> leaveGroup(LeaveGroupRequest request, short version) {
+        LeaveGroupRequestData d = request.data();
+        List<String> ids = new ArrayList<>();
+        if (version < 3) {
+            ids.add(d.memberId());
+        } else {
+            d.members().forEach(m -> ids.add(m.memberId()));
+        }
+        return groups.leave(d.groupId(), ids).thenApply(errors -> {
+            List<LeaveGroupResponseData.MemberResponse> members = new ArrayList<>();
+            if (version < 3) {
+                members.add(new LeaveGroupResponseData.MemberResponse().setMemberId(d.memberId())
+                        .setErrorCode(errors.get(d.memberId()).code()));
+            } else {
+                for (var m : d.members()) {
+                    members.add(new LeaveGroupResponseData.MemberResponse().setMemberId(m.memberId())
+                            .setGroupInstanceId(m.groupInstanceId()).setErrorCode(errors.get(m.memberId()).code()));
+                }
+            }
+            return new LeaveGroupResponse(members, Errors.NONE, 0, version);
+        });
+    }
+
+    private CompletableFuture<AbstractResponse> offsetCommit(OffsetCommitRequest request) {
+        OffsetCommitRequestData d = request.data();
+        return groups.validateCommit(d.groupId(), d.memberId(), d.generationIdOrMemberEpoch()).thenCompose(check -> {
+            OffsetCommitResponseData out = new OffsetCommitResponseData();
+            Map<TopicPartition, GroupCoordinator.Committed> commits = new HashMap<>();
+            for (OffsetCommitRequestData.OffsetCommitRequestTopic t : d.topics()) {
+                OffsetCommitResponseData.OffsetCommitResponseTopic rt = new OffsetCommitResponseData.OffsetCommitResponseTopic().setName(t.name());
+                TopicRegistry.Topic topic = topics.get(t.name());
+                for (OffsetCommitRequestData.OffsetCommitRequestPartition p : t.partitions()) {
+                    Errors e = check;
+                    if (e == Errors.NONE && (topic == null || topic.slot(p.partitionIndex()) == null)) {
+                        e = Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                    }
+                    if (e == Errors.NONE) {
+                        commits.put(new TopicPartition(t.name(), p.partitionIndex()),
+                                new GroupCoordinator.Committed(p.committedOffset(), p.committedLeaderEpoch(), p.committedMetadata()));
+                    }
+                    rt.partitions().add(new OffsetCommitResponseData.OffsetCommitResponsePartition()
+                            .setPartitionIndex(p.partitionIndex()).setErrorCode(e.code()));
+                }
+                out.topics().add(rt);
+            }
+            return groups.commit(d.groupId(), commits).thenApply(v -> (AbstractResponse) new OffsetCommitResponse(out));
+        });
+    }
+
+    private CompletableFuture<AbstractResponse> offsetFetch(OffsetFetchRequest request, short version) {
+        OffsetFetchRequestData d = request.data();
+        List<String> groupIds = new ArrayList<>();
+        List<Map<String, List<Integer>>> wanted = new ArrayList<>(); // null entry: all topics
+        if (version >= 8) {
+            for (OffsetFetchRequestData.OffsetFetchRequestGroup g : d.groups()) {
+                groupIds.add(g.groupId());
+                if (g.topics() == null) {
+                    wanted.add(null);
+                } else {
+                    Map<String, List<Integer>> m = new LinkedHashMap<>();
+                    g.topics().forEach(t -> m.put(t.name(), t.partitionIndexes()));
+                    wanted.add(m);
+                }
+            }
+        } else {
+            groupIds.add(d.groupId());
+            if (d.topics() == null) {
+                wanted.add(null);
+            } else {
+                Map<String, List<Integer>> m = new LinkedHashMap<>();
+                d.topics().forEach(t -> m.put(t.name(), t.partitionIndexes()));
+                wanted.add(m);
+            }
+        }
+        if (version < 8 && !coordinates(d.groupId())) {
+            return notCoordinator(request);
+        }
+        List<CompletableFuture<Map<TopicPartition, GroupCoordinator.Committed>>> futures = new ArrayList<>();
+        groupIds.forEach(g -> futures.add(coordinates(g) ? groups.committed(g) : null));
+        return CompletableFuture.allOf(futures.stream().filter(java.util.Objects::nonNull)
+                .toArray(CompletableFuture[]::new)).thenApply(v -> {
+            OffsetFetchResponseData out = new OffsetFetchResponseData();
+            for (int i = 0; i < groupIds.size(); i++) {
+                if (futures.get(i) == null) {
+                    out.groups().add(new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(groupIds.get(i))
+                            .setErrorCode(Errors.NOT_COORDINATOR.code()));
+                    continue;
+                }
+                Map<TopicPartition, GroupCoordinator.Committed> committed = futures.get(i).join();
+                Map<String, List<Integer>> want = wanted.get(i);
+                if (want == null) {
+                    want = new LinkedHashMap<>();
+                    for (TopicPartition tp : committed.keySet()) {
+                        want.computeIfAbsent(tp.topic(), k -> new ArrayList<>()).add(tp.partition());
+                    }
+                }
+                List<OffsetFetchResponseData.OffsetFetchResponseTopics> groupTopics = new ArrayList<>();
+                for (Map.Entry<String, List<Integer>> e : want.entrySet()) {
+                    OffsetFetchResponseData.OffsetFetchResponseTopics rt = new OffsetFetchResponseData.OffsetFetchResponseTopics().setName(e.getKey());
+                    for (int p : e.getValue()) {
+                        GroupCoordinator.Committed c = committed.get(new TopicPartition(e.getKey(), p));
+                        rt.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(p)
+                                .setCommittedOffset(c == null ? -1 : c.offset())
+                                .setCommittedLeaderEpoch(c == null ? -1 : c.leaderEpoch())
+                                .setMetadata(c == null ? "" : c.metadata()));
+                    }
+                    groupTopics.add(rt);
+                }
+                if (version >= 8) {
+                    out.groups().add(new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(groupIds.get(i)).setTopics(groupTopics));
+                } else {
+                    for (var gt : groupTopics) {
+                        OffsetFetchResponseData.OffsetFetchResponseTopic t = new OffsetFetchResponseData.OffsetFetchResponseTopic().setName(gt.name());
+                        for (var p : gt.partitions()) {
+                            t.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartition().setPartitionIndex(p.partitionIndex())
+                                    .setCommittedOffset(p.committedOffset()).setCommittedLeaderEpoch(p.committedLeaderEpoch())
+                                    .setMetadata(p.metadata()));
+                        }
+                        out.topics().add(t);
+                    }
+                }
+            }
+            return new OffsetFetchResponse(out, version);
+        });
+    }
+
+    private CompletableFuture<AbstractResponse> listGroups() {
+        return groups.snapshot().thenApply(all -> {
+            ListGroupsResponseData out = new ListGroupsResponseData();
+            all.entrySet().removeIf(e -> !coordinates(e.getKey())); // each shell lists the groups it coordinates
+            all.forEach((id, g) -> out.groups().add(new ListGroupsResponseData.ListedGroup().setGroupId(id)
+                    .setProtocolType(g.protocolType == null ? "" : g.protocolType).setGroupState(stateName(g.state))));
+            return new ListGroupsResponse(out);
+        });
+    }
+
+    private CompletableFuture<AbstractResponse> describeGroups(DescribeGroupsRequest request) {
+        List<String> ids = request.data().groups();
+        return groups.call(() -> {
+            DescribeGroupsResponseData out = new DescribeGroupsResponseData();
+            // Read on the coordinator thread: members are mutable state it owns.
+            return out;
+        }).thenCompose(out -> groups.snapshot().thenCompose(all -> groups.call(() -> {
+            for (String id : ids) {
+                GroupCoordinator.Group g = all.get(id);
+                DescribeGroupsResponseData.DescribedGroup dg = new DescribeGroupsResponseData.DescribedGroup().setGroupId(id);
+                if (!coordinates(id)) {
+                    dg.setErrorCode(Errors.NOT_COORDINATOR.code()).setGroupState("").setProtocolType("")
+                            .setProtocolData("");
+                } else if (g == null) {
+                    dg.setGroupState("Dead").setProtocolType("").setProtocolData("");
+                } else {
+                    dg.setGroupState(stateName(g.state)).setProtocolType(g.protocolType == null ? "" : g.protocolType)
+                            .setProtocolData(g.state == GroupCoordinator.State.STABLE ? g.protocolName : "");
+                    for (GroupCoordinator.Member m : g.members.values()) {
+                        dg.members().add(new DescribeGroupsResponseData.DescribedGroupMember().setMemberId(m.memberId)
+                                .setGroupInstanceId(m.groupInstanceId).setClientId(m.clientId).setClientHost(m.clientHost)
+                                .setMemberMetadata(g.protocolName == null ? new byte[0] : m.protocols.getOrDefault(g.protocolName, new byte[0]))
+                                .setMemberAssignment(m.assignment));
+                    }
+                }
+                out.groups().add(dg);
+            }
+            return (AbstractResponse) new DescribeGroupsResponse(out);
+        })));
+    }
+
+    private static String stateName(GroupCoordinator.State s) {
+        return switch (s) {
+            case EMPTY -> "Empty";
+            case PREPARING_REBALANCE -> "PreparingRebalance";
+            case COMPLETING_REBALANCE -> "CompletingRebalance";
+            case STABLE -> "Stable";
+        };
+    }
+}
