@@ -285,7 +285,7 @@ public final class FileObjectStore implements ObjectStore {
         Path staging = root.resolve(STAGING_DIR).resolve(uploadId);
         return submit("startMultipart", key, () -> {
             Files.createDirectories(staging);
-            return new FileMultipartUpload(key, target, staging, uploadId);
+            return new FileMultipartUpload(this, key, target, staging, uploadId);
         });
     }
 
@@ -471,17 +471,17 @@ public final class FileObjectStore implements ObjectStore {
 
     /** A write of a temporary file's content. */
     @FunctionalInterface
-    private interface ContentWriter {
+    interface ContentWriter {
         void write(FileChannel channel) throws IOException;
     }
 
     /** A blocking operation run on the store's executor. */
     @FunctionalInterface
-    private interface IoTask<T> {
+    interface IoTask<T> {
         T run() throws IOException;
     }
 
-    private <T> CompletableFuture<T> submit(String operation, String subject, IoTask<T> task) {
+    <T> CompletableFuture<T> submit(String operation, String subject, IoTask<T> task) {
         CompletableFuture<T> future = new CompletableFuture<>();
         if (closed.get()) {
             future.completeExceptionally(closedException(operation, subject));
@@ -522,7 +522,7 @@ public final class FileObjectStore implements ObjectStore {
      * directory is created (and forced into its parent) if missing, and a race with a delete that removes it again
      * is retried.
      */
-    private Path writeTemp(String key, Path dir, boolean createParents, ContentWriter writer) throws IOException {
+    Path writeTemp(String key, Path dir, boolean createParents, ContentWriter writer) throws IOException {
         for (int attempt = 1; ; attempt++) {
             Path temp = dir.resolve(TEMP_PREFIX + UUID.randomUUID());
             FileChannel channel;
@@ -549,7 +549,7 @@ public final class FileObjectStore implements ObjectStore {
     }
 
     /** Renames a forced temporary file over the target, then forces the directory; removes the temp on failure. */
-    private void publishByRename(String key, Path target, Path temp) throws IOException {
+    void publishByRename(String key, Path target, Path temp) throws IOException {
         try {
             Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
@@ -609,7 +609,7 @@ public final class FileObjectStore implements ObjectStore {
         }
     }
 
-    private static void deleteQuietly(Path path) {
+    static void deleteQuietly(Path path) {
         try {
             Files.deleteIfExists(path);
         } catch (IOException e) {
@@ -630,7 +630,7 @@ public final class FileObjectStore implements ObjectStore {
         return dir;
     }
 
-    private static void writeAll(ByteBuf bytes, FileChannel channel) throws IOException {
+    static void writeAll(ByteBuf bytes, FileChannel channel) throws IOException {
         int index = bytes.readerIndex();
         int remaining = bytes.readableBytes();
         long position = 0;
@@ -690,7 +690,7 @@ public final class FileObjectStore implements ObjectStore {
         }
     }
 
-    private ObjectNotFoundException notFound(String key) {
+    ObjectNotFoundException notFound(String key) {
         return new ObjectNotFoundException(description + ": no object '" + key + "'");
     }
 
@@ -744,7 +744,7 @@ public final class FileObjectStore implements ObjectStore {
         return found;
     }
 
-    private static void deleteRecursively(Path dir) throws IOException {
+    static void deleteRecursively(Path dir) throws IOException {
         for (int attempt = 1; ; attempt++) {
             try {
                 Files.walkFileTree(dir, new SimpleFileVisitor<>() {
@@ -779,182 +779,6 @@ public final class FileObjectStore implements ObjectStore {
                     throw e; // a part upload keeps adding files
                 }
             }
-        }
-    }
-
-    /**
-     * A multipart upload whose parts are files in a staging directory.
-     *
-     * <p>Design note: the staging directory is created by {@code startMultipart} and never by a part upload, so a
-     * part that arrives after {@code abort} fails instead of resurrecting the upload.
-     */
-    private final class FileMultipartUpload implements MultipartUpload {
-        private final String key;
-        private final Path target;
-        private final Path staging;
-        private final String uploadId;
-        private boolean aborted; // guarded by this
-        private CompletableFuture<Void> completion; // guarded by this
-
-        FileMultipartUpload(String key, Path target, Path staging, String uploadId) {
-            this.key = key;
-            this.target = target;
-            this.staging = staging;
-            this.uploadId = uploadId;
-        }
-
-        @Override
-        public String key() {
-            return key;
-        }
-
-        @Override
-        public CompletableFuture<Void> uploadPart(int partNumber, ByteBuf data) {
-            try {
-                StoreSupport.checkPartNumber(description, key, partNumber);
-                checkOpen();
-            } catch (ObjectStoreException e) {
-                return CompletableFuture.failedFuture(e);
-            }
-            ByteBuf bytes = data.retainedSlice();
-            return FileObjectStore.this.<Void>submit("uploadPart " + partNumber + " of", key, () -> {
-                storePart(partNumber, channel -> writeAll(bytes, channel));
-                return null;
-            }).whenComplete((v, e) -> bytes.release());
-        }
-
-        @Override
-        public CompletableFuture<Void> uploadPartCopy(int partNumber, String sourceKey, long position, long length) {
-            Path source;
-            try {
-                StoreSupport.checkPartNumber(description, key, partNumber);
-                source = resolve(sourceKey);
-                checkOpen();
-            } catch (ObjectStoreException e) {
-                return CompletableFuture.failedFuture(e);
-            }
-            return submit("uploadPartCopy " + partNumber + " of", key, () -> {
-                FileChannel in;
-                try {
-                    in = FileChannel.open(source, StandardOpenOption.READ);
-                } catch (NoSuchFileException e) {
-                    throw notFound(sourceKey);
-                }
-                try (in) {
-                    StoreSupport.checkCopyRange(description, sourceKey, in.size(), position, length);
-                    storePart(partNumber, out -> {
-                        long done = 0;
-                        while (done < length) {
-                            long n = in.transferTo(position + done, length - done, out);
-                            if (n <= 0) {
-                                throw new ObjectStoreException(description + ": source '" + sourceKey
-                                        + "' shrank while being copied", false);
-                            }
-                            done += n;
-                        }
-                    });
-                }
-                return null;
-            });
-        }
-
-        @Override
-        public synchronized CompletableFuture<Void> complete() {
-            if (aborted) {
-                return StoreSupport.failed(noSuchUpload("complete"));
-            }
-            if (completion != null && !completion.isCompletedExceptionally()) {
-                return completion; // in progress or done: completing again is harmless
-            }
-            completion = submit("complete multipart upload of", key, () -> {
-                List<Path> parts = partsInOrder();
-                Path temp = writeTemp(key, target.getParent(), true, out -> {
-                    for (Path part : parts) {
-                        try (FileChannel in = FileChannel.open(part, StandardOpenOption.READ)) {
-                            long size = in.size();
-                            long done = 0;
-                            while (done < size) {
-                                done += in.transferTo(done, size - done, out);
-                            }
-                        }
-                    }
-                });
-                publishByRename(key, target, temp);
-                deleteRecursively(staging);
-                return null;
-            });
-            return completion;
-        }
-
-        @Override
-        public synchronized CompletableFuture<Void> abort() {
-            if (completion != null && !completion.isCompletedExceptionally()) {
-                return CompletableFuture.completedFuture(null); // completed (or completing): nothing to discard
-            }
-            aborted = true;
-            return submit("abort multipart upload of", key, () -> {
-                deleteRecursively(staging);
-                return null;
-            });
-        }
-
-        private synchronized void checkOpen() {
-            if (aborted || completion != null && !completion.isCompletedExceptionally()) {
-                throw new ObjectStoreException(noSuchUpload("upload a part to"), false);
-            }
-        }
-
-        private String noSuchUpload(String operation) {
-            return description + ": cannot " + operation + " multipart upload " + uploadId + " of '" + key
-                    + "': it was " + (aborted ? "aborted" : "completed");
-        }
-
-        private void storePart(int partNumber, ContentWriter writer) throws IOException {
-            Path temp;
-            try {
-                temp = writeTemp(key, staging, false, writer);
-            } catch (NoSuchFileException e) {
-                throw new ObjectStoreException(description + ": multipart upload " + uploadId + " of '" + key
-                        + "' no longer exists (aborted)", false);
-            }
-            try {
-                // A part uploaded again (a retry) replaces the earlier one, as on S3.
-                Files.move(temp, staging.resolve(partName(partNumber)), StandardCopyOption.ATOMIC_MOVE);
-            } catch (IOException e) {
-                deleteQuietly(temp);
-                throw e;
-            }
-        }
-
-        private List<Path> partsInOrder() throws IOException {
-            List<Path> parts = new ArrayList<>();
-            try (var stream = Files.list(staging)) {
-                stream.filter(p -> !p.getFileName().toString().startsWith(RESERVED_PREFIX)).forEach(parts::add);
-            } catch (NoSuchFileException e) {
-                throw new ObjectStoreException(noSuchUpload("complete"), false);
-            }
-            parts.sort((a, b) -> Integer.compare(partNumber(a), partNumber(b)));
-            if (parts.isEmpty()) {
-                throw new ObjectStoreException(description + ": cannot complete multipart upload of '" + key
-                        + "' without parts", false);
-            }
-            for (int i = 0; i < parts.size() - 1; i++) {
-                long size = Files.size(parts.get(i));
-                if (size < minPartSizeBytes) {
-                    throw new ObjectStoreException(description + ": part " + partNumber(parts.get(i))
-                            + " of multipart upload of '" + key + "' has " + size + " bytes; every part but the last"
-                            + " needs at least " + minPartSizeBytes, false);
-                }
-            }
-            return parts;
-        }
-
-        private static String partName(int partNumber) {
-            return String.format("%05d", partNumber);
-        }
-
-        private static int partNumber(Path part) {
-            return Integer.parseInt(part.getFileName().toString());
         }
     }
 }
