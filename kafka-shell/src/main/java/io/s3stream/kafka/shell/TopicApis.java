@@ -1,0 +1,411 @@
+package io.s3stream.kafka.shell;
+
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.CreatePartitionsRequestData;
+import org.apache.kafka.common.message.CreatePartitionsResponseData;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.message.DeleteTopicsRequestData;
+import org.apache.kafka.common.message.DeleteTopicsResponseData;
+import org.apache.kafka.common.message.DescribeConfigsRequestData;
+import org.apache.kafka.common.message.DescribeConfigsResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.CreatePartitionsRequest;
+import org.apache.kafka.common.requests.CreatePartitionsResponse;
+import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.requests.DeleteTopicsRequest;
+import org.apache.kafka.common.requests.DeleteTopicsResponse;
+import org.apache.kafka.common.requests.DescribeConfigsRequest;
+import org.apache.kafka.common.requests.DescribeConfigsResponse;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.function.Supplier;
+
+/**
+ * The topic and configuration admin APIs (CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs,
+ * IncrementalAlterConfigs, AlterPartitionReassignments, ListPartitionReassignments, DescribeLogDirs) over the
+ * {@link TopicRegistry}. Those that read or write the manifest run on the blocking executor.
+ */
+final class TopicApis {
+    private final ShellConfig config;
+    private final TopicRegistry topics;
+    private final GroupCoordinator groups;
+    private final Executor blocking;
+    private final Supplier<SortedMap<Integer, String[]>> brokers;
+
+    /** @param brokers registered shells by node id, as host and port */
+    TopicApis(ShellConfig config, TopicRegistry topics, GroupCoordinator groups, Executor blocking,
+              Supplier<SortedMap<Integer, String[]>> brokers) {
+        this.config = config;
+        this.topics = topics;
+        this.groups = groups;
+        this.blocking = blocking;
+        this.brokers = brokers;
+    }
+
+    /** Answers one topic or configuration request; {@code key} is one of the APIs above. */
+    CompletableFuture<AbstractResponse> handle(ApiKeys key, AbstractRequest request, short version) {
+        return switch (key) {
+            case CREATE_TOPICS -> createTopics((CreateTopicsRequest) request);
+            case DELETE_TOPICS -> deleteTopics((DeleteTopicsRequest) request, version);
+            case CREATE_PARTITIONS -> createPartitions((CreatePartitionsRequest) request);
+            case DESCRIBE_CONFIGS -> CompletableFuture.completedFuture(describeConfigs((DescribeConfigsRequest) request));
+            case ALTER_PARTITION_REASSIGNMENTS -> CompletableFuture.supplyAsync(
+                    () -> alterReassignments((org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest) request), blocking);
+            case INCREMENTAL_ALTER_CONFIGS -> CompletableFuture.supplyAsync(
+                    () -> incrementalAlterConfigs((org.apache.kafka.common.requests.IncrementalAlterConfigsRequest) request), blocking);
+            case DESCRIBE_LOG_DIRS -> CompletableFuture.supplyAsync(
+                    () -> describeLogDirs((org.apache.kafka.common.requests.DescribeLogDirsRequest) request), blocking);
+            case LIST_PARTITION_REASSIGNMENTS -> CompletableFuture.completedFuture(listReassignments(
+                    (org.apache.kafka.common.requests.ListPartitionReassignmentsRequest) request));
+            default -> throw new IllegalArgumentException(key + " is not a topic API");
+        };
+    }
+
+    private CompletableFuture<AbstractResponse> createTopics(CreateTopicsRequest request) {
+        CreateTopicsRequestData data = request.data();
+        List<CompletableFuture<CreateTopicsResponseData.CreatableTopicResult>> futures = new ArrayList<>();
+        for (CreateTopicsRequestData.CreatableTopic ct : data.topics()) {
+            CreateTopicsResponseData.CreatableTopicResult r = new CreateTopicsResponseData.CreatableTopicResult()
+                    .setName(ct.name());
+            int partitions = ct.numPartitions() == -1 ? config.numPartitions() : ct.numPartitions();
+            Map<String, String> configs = new TreeMap<>();
+            ct.configs().forEach(c -> configs.put(c.name(), c.value()));
+            String problem = null;
+            Errors error = Errors.NONE;
+            if (!ct.assignments().isEmpty()) {
+                error = Errors.INVALID_REQUEST;
+                problem = "manual replica assignments are not supported";
+            } else if (ct.replicationFactor() != -1 && ct.replicationFactor() != 1) {
+                error = Errors.INVALID_REPLICATION_FACTOR;
+                problem = "replication factor must be 1 (or -1): durability comes from the WAL and object storage";
+            } else if (partitions < 1) {
+                error = Errors.INVALID_PARTITIONS;
+                problem = "number of partitions must be at least 1";
+            } else if (topics.get(ct.name()) != null) {
+                error = Errors.TOPIC_ALREADY_EXISTS;
+                problem = "Topic '" + ct.name() + "' already exists.";
+            } else {
+                try {
+                    TopicRegistry.validateName(ct.name());
+                    TopicConfigs.validate(configs);
+                } catch (RuntimeException e) {
+                    error = Errors.forException(e);
+                    problem = e.getMessage();
+                }
+            }
+            if (error != Errors.NONE) {
+                futures.add(CompletableFuture.completedFuture(r.setErrorCode(error.code()).setErrorMessage(problem)));
+            } else if (data.validateOnly()) {
+                futures.add(CompletableFuture.completedFuture(r.setNumPartitions(partitions).setReplicationFactor((short) 1)));
+            } else {
+                futures.add(topics.create(ct.name(), partitions, configs).handle((t, e) -> {
+                    if (e != null) {
+                        Throwable c = e instanceof CompletionException ? e.getCause() : e;
+                        return r.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
+                    }
+                    List<CreateTopicsResponseData.CreatableTopicConfigs> cfgs = new ArrayList<>();
+                    TopicConfigs.effective(config, t.configs()).forEach((k, v) -> cfgs.add(
+                            new CreateTopicsResponseData.CreatableTopicConfigs().setName(k).setValue(v)
+                                    .setConfigSource((byte) (t.configs().containsKey(k) ? 1 : 5))));
+                    return r.setTopicId(t.id()).setNumPartitions(partitions).setReplicationFactor((short) 1).setConfigs(cfgs);
+                }));
+            }
+        }
+        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            CreateTopicsResponseData.CreatableTopicResultCollection results = new CreateTopicsResponseData.CreatableTopicResultCollection();
+            futures.forEach(f -> results.add(f.join()));
+            return new CreateTopicsResponse(new CreateTopicsResponseData().setTopics(results));
+        });
+    }
+
+    private CompletableFuture<AbstractResponse> createPartitions(CreatePartitionsRequest request) {
+        CreatePartitionsRequestData data = request.data();
+        List<CompletableFuture<CreatePartitionsResponseData.CreatePartitionsTopicResult>> futures = new ArrayList<>();
+        for (CreatePartitionsRequestData.CreatePartitionsTopic ct : data.topics()) {
+            CreatePartitionsResponseData.CreatePartitionsTopicResult r =
+                    new CreatePartitionsResponseData.CreatePartitionsTopicResult().setName(ct.name());
+            TopicRegistry.Topic t = topics.get(ct.name());
+            if (t == null) {
+                futures.add(CompletableFuture.completedFuture(r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code())
+                        .setErrorMessage("Topic '" + ct.name() + "' does not exist.")));
+            } else if (ct.assignments() != null && !ct.assignments().isEmpty()) {
+                futures.add(CompletableFuture.completedFuture(r.setErrorCode(Errors.INVALID_REQUEST.code())
+                        .setErrorMessage("manual replica assignments are not supported")));
+            } else if (ct.count() <= t.partitionCount()) {
+                futures.add(CompletableFuture.completedFuture(r.setErrorCode(Errors.INVALID_PARTITIONS.code())
+                        .setErrorMessage("Topic currently has " + t.partitionCount() + " partitions, which is higher than or equal to the requested " + ct.count() + ".")));
+            } else if (data.validateOnly()) {
+                futures.add(CompletableFuture.completedFuture(r));
+            } else {
+                futures.add(CompletableFuture.supplyAsync(() -> topics.addPartitions(ct.name(), ct.count()), blocking)
+                        .thenCompose(f -> f).handle((grown, e) -> {
+                            if (e != null) {
+                                Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                                return r.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
+                            }
+                            return r;
+                        }));
+            }
+        }
+        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            List<CreatePartitionsResponseData.CreatePartitionsTopicResult> results = new ArrayList<>();
+            futures.forEach(f -> results.add(f.join()));
+            return new CreatePartitionsResponse(new CreatePartitionsResponseData().setResults(results));
+        });
+    }
+
+    /**
+     * Moves partitions between shells: {@code replicas} must be exactly one registered broker, the new leader (there
+     * is one replica: the data is in the object store). Answered once the move is recorded; the old leader hands the
+     * partition over at its next reconcile (closing its stream uploads the WAL data) and the target opens it at a
+     * higher epoch at its next one. {@code replicas = null} cancels a move not yet started.
+     */
+    private AbstractResponse alterReassignments(org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest request) {
+        var out = new org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData();
+        topics.brokersNow(); // a shell that registered since the last reconcile is a valid target
+        java.util.SortedMap<Integer, String[]> live = brokers.get();
+        for (var rt : request.data().topics()) {
+            var topicOut = new org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData.ReassignableTopicResponse()
+                    .setName(rt.name());
+            TopicRegistry.Topic t = topics.get(rt.name());
+            for (var rp : rt.partitions()) {
+                var po = new org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData.ReassignablePartitionResponse()
+                        .setPartitionIndex(rp.partitionIndex()).setErrorMessage(null);
+                topicOut.partitions().add(po);
+                if (t == null || t.slot(rp.partitionIndex()) == null) {
+                    po.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
+                    continue;
+                }
+                List<Integer> replicas = rp.replicas();
+                if (replicas != null && (replicas.size() != 1 || !live.containsKey(replicas.getFirst()))) {
+                    po.setErrorCode(Errors.INVALID_REPLICA_ASSIGNMENT.code()).setErrorMessage(
+                            "replicas must be exactly one registered broker (of " + live.keySet() + "), was " + replicas);
+                    continue;
+                }
+                try {
+                    topics.reassign(rt.name(), rp.partitionIndex(), replicas == null ? -1 : replicas.getFirst());
+                } catch (RuntimeException e) {
+                    Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                    po.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
+                }
+            }
+            out.responses().add(topicOut);
+        }
+        return new org.apache.kafka.common.requests.AlterPartitionReassignmentsResponse(out);
+    }
+
+    /**
+     * Topic configs: SET and DELETE (APPEND/SUBTRACT get INVALID_REQUEST), validated as at creation. Broker configs
+     * are read-only, except that the replication throttles Kafka's reassignment tool sets and clears are accepted
+     * and ignored (there is no replication to throttle).
+     */
+    private AbstractResponse incrementalAlterConfigs(org.apache.kafka.common.requests.IncrementalAlterConfigsRequest request) {
+        var out = new org.apache.kafka.common.message.IncrementalAlterConfigsResponseData();
+        for (var res : request.data().resources()) {
+            var r = new org.apache.kafka.common.message.IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
+                    .setResourceType(res.resourceType()).setResourceName(res.resourceName());
+            out.responses().add(r);
+            try {
+                if (res.resourceType() == 4) { // BROKER
+                    for (var c : res.configs()) {
+                        if (!c.name().endsWith(".throttled.rate") && !c.name().endsWith(".throttled.replicas")
+                                && !c.name().equals("replica.alter.log.dirs.io.max.bytes.per.second")) {
+                            throw new org.apache.kafka.common.errors.InvalidRequestException(
+                                    "broker config " + c.name() + " is read-only in kafka-shell (set it in server.properties)");
+                        }
+                    }
+                    continue;
+                }
+                if (res.resourceType() != 2) {
+                    throw new org.apache.kafka.common.errors.InvalidRequestException("unsupported resource type " + res.resourceType());
+                }
+                if (topics.get(res.resourceName()) == null) {
+                    throw new org.apache.kafka.common.errors.UnknownTopicOrPartitionException(
+                            "Topic '" + res.resourceName() + "' does not exist.");
+                }
+                Map<String, String> changes = new LinkedHashMap<>();
+                for (var c : res.configs()) {
+                    switch (c.configOperation()) {
+                        case 0 -> changes.put(c.name(), c.value());
+                        case 1 -> changes.put(c.name(), null);
+                        default -> throw new org.apache.kafka.common.errors.InvalidRequestException(
+                                "only SET and DELETE are supported, not operation " + c.configOperation() + " on " + c.name());
+                    }
+                }
+                Map<String, String> toValidate = new TreeMap<>();
+                changes.forEach((k, v) -> {
+                    if (v != null) {
+                        toValidate.put(k, v);
+                    }
+                });
+                TopicConfigs.validate(toValidate);
+                if (!request.data().validateOnly()) {
+                    topics.alterConfigs(res.resourceName(), changes);
+                }
+            } catch (RuntimeException e) {
+                Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                r.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
+            }
+        }
+        return new org.apache.kafka.common.requests.IncrementalAlterConfigsResponse(out);
+    }
+
+    /**
+     * One "log dir" per shell, {@code s3stream:<object store>}, holding the partitions this shell leads; sizes are
+     * estimated as for retention.bytes. Kafka's reassignment tool reads it.
+     */
+    private AbstractResponse describeLogDirs(org.apache.kafka.common.requests.DescribeLogDirsRequest request) {
+        var result = new org.apache.kafka.common.message.DescribeLogDirsResponseData.DescribeLogDirsResult()
+                .setLogDir("s3stream:" + config.dataDir().toAbsolutePath()).setTotalBytes(-1).setUsableBytes(-1);
+        Map<String, List<Integer>> wanted = null;
+        if (request.data().topics() != null) {
+            wanted = new HashMap<>();
+            for (var t : request.data().topics()) {
+                wanted.put(t.topic(), t.partitions());
+            }
+        }
+        for (TopicRegistry.Topic t : topics.all()) {
+            if (wanted != null && !wanted.containsKey(t.name())) {
+                continue;
+            }
+            var dt = new org.apache.kafka.common.message.DescribeLogDirsResponseData.DescribeLogDirsTopic().setName(t.name());
+            for (PartitionLog log : t.ledHere()) {
+                if (wanted == null || wanted.get(t.name()).contains(log.partition())) {
+                    dt.partitions().add(new org.apache.kafka.common.message.DescribeLogDirsResponseData.DescribeLogDirsPartition()
+                            .setPartitionIndex(log.partition()).setPartitionSize(Retention.estimateBytes(log.stream()))
+                            .setOffsetLag(0).setIsFutureKey(false));
+                }
+            }
+            if (!dt.partitions().isEmpty()) {
+                result.topics().add(dt);
+            }
+        }
+        return new org.apache.kafka.common.requests.DescribeLogDirsResponse(
+                new org.apache.kafka.common.message.DescribeLogDirsResponseData().setResults(List.of(result)));
+    }
+
+    private AbstractResponse listReassignments(org.apache.kafka.common.requests.ListPartitionReassignmentsRequest request) {
+        var out = new org.apache.kafka.common.message.ListPartitionReassignmentsResponseData();
+        Map<String, List<Integer>> wanted = null;
+        if (request.data().topics() != null) {
+            wanted = new HashMap<>();
+            for (var t : request.data().topics()) {
+                wanted.put(t.name(), t.partitionIndexes());
+            }
+        }
+        for (TopicRegistry.Topic t : topics.all()) {
+            if (wanted != null && !wanted.containsKey(t.name())) {
+                continue;
+            }
+            var ot = new org.apache.kafka.common.message.ListPartitionReassignmentsResponseData.OngoingTopicReassignment()
+                    .setName(t.name());
+            for (TopicRegistry.Slot s : t.slots()) {
+                int target = s.target;
+                int leader = s.leader;
+                if (target >= 0 && target != leader && (wanted == null || wanted.get(t.name()).contains(s.index))) {
+                    ot.partitions().add(new org.apache.kafka.common.message.ListPartitionReassignmentsResponseData.OngoingPartitionReassignment()
+                            .setPartitionIndex(s.index).setReplicas(List.of(target, leader))
+                            .setAddingReplicas(List.of(target)).setRemovingReplicas(List.of(leader)));
+                }
+            }
+            if (!ot.partitions().isEmpty()) {
+                out.topics().add(ot);
+            }
+        }
+        return new org.apache.kafka.common.requests.ListPartitionReassignmentsResponse(out);
+    }
+
+    private CompletableFuture<AbstractResponse> deleteTopics(DeleteTopicsRequest request, short version) {
+        DeleteTopicsRequestData data = request.data();
+        List<String> names = new ArrayList<>();
+        List<Uuid> ids = new ArrayList<>();
+        if (version >= 6) {
+            for (DeleteTopicsRequestData.DeleteTopicState s : data.topics()) {
+                names.add(s.name());
+                ids.add(s.topicId());
+            }
+        } else {
+            for (String n : data.topicNames()) {
+                names.add(n);
+                ids.add(Uuid.ZERO_UUID);
+            }
+        }
+        List<CompletableFuture<DeleteTopicsResponseData.DeletableTopicResult>> futures = new ArrayList<>();
+        for (int i = 0; i < names.size(); i++) {
+            String name = names.get(i);
+            Uuid id = ids.get(i);
+            TopicRegistry.Topic t = name != null ? topics.get(name) : topics.byId(id);
+            DeleteTopicsResponseData.DeletableTopicResult r = new DeleteTopicsResponseData.DeletableTopicResult()
+                    .setName(name).setTopicId(id == null ? Uuid.ZERO_UUID : id);
+            if (t == null) {
+                futures.add(CompletableFuture.completedFuture(r.setErrorCode(
+                        (name == null ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code())));
+                continue;
+            }
+            r.setName(t.name()).setTopicId(t.id());
+            futures.add(topics.delete(t.name()).handle((v, e) -> {
+                if (e != null) {
+                    return r.setErrorCode(Errors.forException(e.getCause() != null ? e.getCause() : e).code());
+                }
+                groups.forgetTopic(t.name());
+                return r;
+            }));
+        }
+        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            DeleteTopicsResponseData.DeletableTopicResultCollection results = new DeleteTopicsResponseData.DeletableTopicResultCollection();
+            futures.forEach(f -> results.add(f.join()));
+            return new DeleteTopicsResponse(new DeleteTopicsResponseData().setResponses(results));
+        });
+    }
+
+    private AbstractResponse describeConfigs(DescribeConfigsRequest request) {
+        DescribeConfigsResponseData out = new DescribeConfigsResponseData();
+        for (DescribeConfigsRequestData.DescribeConfigsResource res : request.data().resources()) {
+            DescribeConfigsResponseData.DescribeConfigsResult r = new DescribeConfigsResponseData.DescribeConfigsResult()
+                    .setResourceType(res.resourceType()).setResourceName(res.resourceName());
+            Map<String, String> values;
+            Map<String, String> overrides;
+            if (res.resourceType() == 2) { // TOPIC
+                TopicRegistry.Topic t = topics.get(res.resourceName());
+                if (t == null) {
+                    out.results().add(r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code())
+                            .setErrorMessage("Topic '" + res.resourceName() + "' does not exist."));
+                    continue;
+                }
+                overrides = t.configs();
+                values = TopicConfigs.effective(config, overrides);
+            } else if (res.resourceType() == 4 || res.resourceType() == 8) { // BROKER, BROKER_LOGGER
+                overrides = config.raw();
+                values = TopicConfigs.broker(config);
+            } else {
+                out.results().add(r.setErrorCode(Errors.INVALID_REQUEST.code())
+                        .setErrorMessage("unsupported resource type " + res.resourceType()));
+                continue;
+            }
+            List<DescribeConfigsResponseData.DescribeConfigsResourceResult> configs = new ArrayList<>();
+            values.forEach((k, v) -> {
+                if (res.configurationKeys() == null || res.configurationKeys().contains(k)) {
+                    byte source = overrides.containsKey(k) ? (byte) (res.resourceType() == 2 ? 1 : 4) : (byte) 5;
+                    configs.add(new DescribeConfigsResponseData.DescribeConfigsResourceResult().setName(k).setValue(v)
+                            .setReadOnly(res.resourceType() != 2).setConfigSource(source).setIsSensitive(false));
+                }
+            });
+            out.results().add(r.setConfigs(configs));
+        }
+        return new DescribeConfigsResponse(out);
+    }
+}
