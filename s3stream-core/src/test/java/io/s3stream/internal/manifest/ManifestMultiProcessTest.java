@@ -24,10 +24,14 @@ class ManifestMultiProcessTest {
     Path dir;
 
     static Process fork(String uri, String mode, int worker, int iterations) throws Exception {
+        return builder(uri, mode, worker, iterations).start();
+    }
+
+    static ProcessBuilder builder(String uri, String mode, int worker, int iterations) {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = List.of(java, "-cp", System.getProperty("java.class.path"),
                 ManifestWorkerMain.class.getName(), uri, mode, Integer.toString(worker), Integer.toString(iterations));
-        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        return new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
     }
 
     @Test
