@@ -414,7 +414,12 @@ final class GroupCoordinator implements AutoCloseable {
 
     // ---------------------------------------------------------------- offsets
 
-    /** Checks a commit's member and generation; NONE when the commit may proceed. */
+    /**
+     * Checks a commit's member and generation; NONE when the commit may proceed. As in Kafka's classic coordinator, a
+     * member of the current generation may commit while the group prepares a rebalance (consumers commit in
+     * {@code onPartitionsRevoked}, before they rejoin); only between JoinGroup and SyncGroup, when the member already
+     * holds the next generation but not its assignment, is the answer REBALANCE_IN_PROGRESS.
+     */
     CompletableFuture<Errors> validateCommit(String groupId, String memberId, int generation) {
         return call(() -> {
             Group g = groups.get(groupId);
@@ -428,7 +433,7 @@ final class GroupCoordinator implements AutoCloseable {
             if (generation != g.generation) {
                 return Errors.ILLEGAL_GENERATION;
             }
-            if (g.state == State.PREPARING_REBALANCE) {
+            if (g.state == State.COMPLETING_REBALANCE) {
                 return Errors.REBALANCE_IN_PROGRESS;
             }
             g.members.get(memberId).lastHeartbeatMs = now();
