@@ -1,6 +1,6 @@
 package io.s3stream.benchmarks;
 
-import io.s3stream.kafka.shell.internal.ProduceValidator;
+import io.s3stream.kafka.shell.log.ProduceValidator;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.MemoryRecords;

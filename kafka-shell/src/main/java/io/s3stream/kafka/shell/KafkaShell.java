@@ -12,6 +12,21 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.s3stream.StorageMetrics;
 import io.s3stream.StreamStorage;
+import io.s3stream.kafka.shell.cluster.Balancer;
+import io.s3stream.kafka.shell.cluster.ClusterApis;
+import io.s3stream.kafka.shell.cluster.ClusterMembership;
+import io.s3stream.kafka.shell.config.ShellConfig;
+import io.s3stream.kafka.shell.fetch.FetchApis;
+import io.s3stream.kafka.shell.group.GroupApis;
+import io.s3stream.kafka.shell.group.GroupCoordinator;
+import io.s3stream.kafka.shell.log.PartitionLog;
+import io.s3stream.kafka.shell.log.Retention;
+import io.s3stream.kafka.shell.network.ApiDispatcher;
+import io.s3stream.kafka.shell.network.KafkaConnectionHandler;
+import io.s3stream.kafka.shell.produce.ProduceApis;
+import io.s3stream.kafka.shell.topic.TopicApis;
+import io.s3stream.kafka.shell.topic.TopicConfigs;
+import io.s3stream.kafka.shell.topic.TopicRegistry;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,6 +34,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
@@ -63,7 +79,12 @@ public final class KafkaShell implements AutoCloseable {
         topics.reconcile();
         this.groups = new GroupCoordinator(config, storage.keyValues());
         groups.load();
-        KafkaApis apis = new KafkaApis(config, topics, groups, storage.keyValues(), timer, blocking);
+        ClusterApis cluster = new ClusterApis(config, topics);
+        GroupApis groupApis = new GroupApis(config.nodeId(), topics, groups, cluster::brokers, cluster::liveIds);
+        ApiDispatcher apis = new ApiDispatcher(List.of(cluster, groupApis,
+                new ProduceApis(config, topics, storage.keyValues()),
+                new FetchApis(topics, timer),
+                new TopicApis(config, topics, groups::forgetTopic, blocking, cluster::brokers)));
         long every = config.retentionCheckIntervalMs();
         java.util.concurrent.atomic.AtomicBoolean retentionRunning = new java.util.concurrent.atomic.AtomicBoolean();
         timer.scheduleWithFixedDelay(() -> {
@@ -93,7 +114,7 @@ public final class KafkaShell implements AutoCloseable {
                 })
                 .bind(new InetSocketAddress(config.host(), config.port())).sync().channel();
         this.port = ((InetSocketAddress) server.localAddress()).getPort();
-        apis.boundPort(port);
+        cluster.boundPort(port);
         this.membership = new ClusterMembership(config.nodeId(), storage, topics, config.leaseRenewMs(),
                 config.leaseTimeoutMs(), config.failoverEnabled(), reason -> {
                     System.err.println("kafka-shell: FENCED: " + reason + "; no longer serving");
@@ -101,7 +122,7 @@ public final class KafkaShell implements AutoCloseable {
                 });
         membership.join();
         topics.servingWhile(membership::canServe);
-        apis.liveShells(membership::live);
+        cluster.liveShells(membership::live);
         topics.registerBroker(config.advertisedHost(), config.advertisedPort() == 0 ? port : config.advertisedPort());
         java.util.concurrent.atomic.AtomicBoolean ticking = new java.util.concurrent.atomic.AtomicBoolean();
         timer.scheduleWithFixedDelay(() -> {
@@ -151,7 +172,7 @@ public final class KafkaShell implements AutoCloseable {
                 blocking.execute(() -> {
                     try {
                         topics.reconcile();
-                        groups.retainOnly(apis::coordinates);
+                        groups.retainOnly(groupApis::coordinates);
                     } finally {
                         reconciling.set(false);
                     }

@@ -1,5 +1,6 @@
 package io.s3stream.kafka.shell;
 
+import io.s3stream.kafka.shell.topic.TopicRegistry;
 import io.s3stream.testing.FaultInjectingObjectStore;
 import io.s3stream.testing.FaultyObjectStoreProvider;
 import org.apache.kafka.clients.admin.Admin;
@@ -48,7 +49,7 @@ class AppendFailureTest {
                 admin.createTopics(List.of(new NewTopic("sick", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
             }
             TopicRegistry.Slot slot = broker.shell.topicsForTest().get("sick").slot(0);
-            long epochBefore = slot.epoch;
+            long epochBefore = slot.epoch();
             FaultInjectingObjectStore faults = FaultyObjectStoreProvider.faults(storeName);
             for (FaultInjectingObjectStore.Operation upload : List.of(FaultInjectingObjectStore.Operation.PUT,
                     FaultInjectingObjectStore.Operation.START_MULTIPART, FaultInjectingObjectStore.Operation.PART)) {
@@ -72,7 +73,7 @@ class AppendFailureTest {
                     });
                 }
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                while (!failedHere(slot)) {
+                while (!slot.appendFailed()) {
                     assertThat(System.nanoTime()).as("an append failed while the store refused uploads")
                             .isLessThan(deadline);
                     Thread.sleep(10);
@@ -82,7 +83,7 @@ class AppendFailureTest {
             }
             assertThat(failed).as("no send failed: the retries landed on the reopened stream").isEmpty();
             assertThat(acked).hasSize(RECORDS);
-            assertThat(slot.epoch).as("reopened at a higher epoch").isGreaterThan(epochBefore);
+            assertThat(slot.epoch()).as("reopened at a higher epoch").isGreaterThan(epochBefore);
 
             List<String> values = new ArrayList<>();
             try (KafkaConsumer<String, String> consumer = broker.consumer(null, Map.of())) {
@@ -103,9 +104,4 @@ class AppendFailureTest {
         }
     }
 
-    /** An append failed: the log says so, or the shell already took the log away to reopen its stream. */
-    private static boolean failedHere(TopicRegistry.Slot slot) {
-        PartitionLog log = slot.log;
-        return slot.reopening != null || log != null && log.failure() != null;
-    }
 }

@@ -1,5 +1,6 @@
 package io.s3stream.kafka.shell;
 
+import io.s3stream.kafka.shell.group.GroupApis;
 import io.s3stream.testing.LatencyFs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;

@@ -1,6 +1,7 @@
 package io.s3stream.kafka.shell;
 
 import io.s3stream.InvalidConfigException;
+import io.s3stream.kafka.shell.config.ShellConfig;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;

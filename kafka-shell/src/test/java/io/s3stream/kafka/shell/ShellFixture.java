@@ -3,6 +3,7 @@ package io.s3stream.kafka.shell;
 import io.s3stream.internal.metadata.InMemoryMetadataStoreProvider;
 import io.s3stream.internal.store.MemObjectStore;
 import io.s3stream.internal.wal.InMemoryWal;
+import io.s3stream.kafka.shell.config.ShellConfig;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;

@@ -1,6 +1,8 @@
-package io.s3stream.kafka.shell;
+package io.s3stream.kafka.shell.cluster;
 
 import io.s3stream.KeyValues;
+import io.s3stream.kafka.shell.log.PartitionLog;
+import io.s3stream.kafka.shell.topic.TopicRegistry;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -30,7 +32,7 @@ import java.util.concurrent.TimeUnit;
  * time; a partition just moved is left alone for four intervals, and no move by bytes is made within two intervals
  * of the last move, so that traffic is measured where it now is before it counts again.
  */
-final class Balancer {
+public final class Balancer {
     static final String LOAD_PREFIX = "kafka/load/";
     private static final System.Logger LOG = System.getLogger(Balancer.class.getName());
 
@@ -46,7 +48,7 @@ final class Balancer {
     private final Map<String, Long> movedAt = new HashMap<>();
     private long lastPublishNanos = System.nanoTime();
 
-    Balancer(int nodeId, KeyValues kv, TopicRegistry topics, double band, long minBytesPerSec, long intervalMs) {
+    public Balancer(int nodeId, KeyValues kv, TopicRegistry topics, double band, long minBytesPerSec, long intervalMs) {
         this.nodeId = nodeId;
         this.kv = kv;
         this.topics = topics;
@@ -60,7 +62,7 @@ final class Balancer {
      * Publishes {@code topic/partition=bytesPerSecond} for each partition led here, measured since the previous call
      * (a partition opened since then reports 0 until the next one). One key-value write per interval.
      */
-    synchronized void publishLoad() {
+    public synchronized void publishLoad() {
         long now = System.nanoTime();
         double seconds = Math.max(1e-3, (now - lastPublishNanos) / 1e9);
         lastPublishNanos = now;
@@ -81,12 +83,12 @@ final class Balancer {
     }
 
     /** Removes this shell's load report (a clean stop, or a takeover of {@code id}). */
-    void forget(int id) {
+    public void forget(int id) {
         kv.delete(LOAD_PREFIX + id).join();
     }
 
     /** One step, run by the lowest live shell; returns what it moved, or null. */
-    synchronized String balanceOnce(Collection<Integer> liveIds) {
+    public synchronized String balanceOnce(Collection<Integer> liveIds) {
         if (liveIds.size() < 2) {
             return null;
         }

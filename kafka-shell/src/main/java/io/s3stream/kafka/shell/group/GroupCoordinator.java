@@ -1,6 +1,7 @@
-package io.s3stream.kafka.shell;
+package io.s3stream.kafka.shell.group;
 
 import io.s3stream.KeyValues;
+import io.s3stream.kafka.shell.config.ShellConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.JoinGroupRequestData;
 import org.apache.kafka.common.message.JoinGroupResponseData;
@@ -13,12 +14,12 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.HashSet;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -40,7 +41,7 @@ import java.util.function.Supplier;
  * before the commit is acknowledged, and read back at startup. Group membership is soft state: after a restart
  * members rejoin, as they do after a Kafka coordinator moves.
  */
-final class GroupCoordinator implements AutoCloseable {
+public final class GroupCoordinator implements AutoCloseable {
     static final String OFFSET_PREFIX = "kafka/offset/";
 
     enum State { EMPTY, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE }
@@ -93,14 +94,14 @@ final class GroupCoordinator implements AutoCloseable {
     private final Map<String, Group> groups = new HashMap<>();
     private final Map<String, Map<TopicPartition, Committed>> offsets = new HashMap<>();
 
-    GroupCoordinator(ShellConfig config, KeyValues kv) {
+    public GroupCoordinator(ShellConfig config, KeyValues kv) {
         this.config = config;
         this.kv = kv;
         exec.scheduleWithFixedDelay(this::expireSessions, 200, 200, TimeUnit.MILLISECONDS);
     }
 
     /** Reads committed offsets from the key-value space (startup). */
-    void load() {
+    public void load() {
         call(() -> {
             for (Map.Entry<String, byte[]> e : kv.list(OFFSET_PREFIX).join().entrySet()) {
                 String[] parts = e.getKey().substring(OFFSET_PREFIX.length()).split("/");
@@ -505,6 +506,11 @@ final class GroupCoordinator implements AutoCloseable {
         return call(() -> new TreeMap<>(groups));
     }
 
+    /** The ids of the groups this coordinator holds members or a generation of. */
+    public CompletableFuture<Set<String>> groupIds() {
+        return call(() -> Set.copyOf(groups.keySet()));
+    }
+
     /**
      * Deletes a group with its committed offsets (DeleteGroups): NON_EMPTY_GROUP while it has members,
      * GROUP_ID_NOT_FOUND when neither the group nor offsets of it exist.
@@ -535,7 +541,7 @@ final class GroupCoordinator implements AutoCloseable {
      * committed offsets from the key-value space. If the group comes back here later it starts afresh, not from stale
      * members and generations.
      */
-    void retainOnly(java.util.function.Predicate<String> coordinatedHere) {
+    public void retainOnly(java.util.function.Predicate<String> coordinatedHere) {
         call(() -> {
             for (Group g : List.copyOf(groups.values())) {
                 if (coordinatedHere.test(g.groupId)) {
@@ -560,7 +566,7 @@ final class GroupCoordinator implements AutoCloseable {
     }
 
     /** Drops all offsets of topic {@code topic} (after DeleteTopics). */
-    void forgetTopic(String topic) {
+    public void forgetTopic(String topic) {
         call(() -> {
             for (Map.Entry<String, Map<TopicPartition, Committed>> e : offsets.entrySet()) {
                 Iterator<TopicPartition> it = e.getValue().keySet().iterator();

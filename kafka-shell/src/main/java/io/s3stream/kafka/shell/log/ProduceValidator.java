@@ -1,11 +1,11 @@
-package io.s3stream.kafka.shell.internal;
+package io.s3stream.kafka.shell.log;
 
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.RecordBatch;
-import org.apache.kafka.common.record.TimestampType;
 
 /**
  * Validates the records of one partition of a Produce request as Kafka does, before they are appended.

@@ -1,4 +1,4 @@
-package io.s3stream.kafka.shell;
+package io.s3stream.kafka.shell.log;
 
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;

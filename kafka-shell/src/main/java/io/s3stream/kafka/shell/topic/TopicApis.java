@@ -1,5 +1,9 @@
-package io.s3stream.kafka.shell;
+package io.s3stream.kafka.shell.topic;
 
+import io.s3stream.kafka.shell.config.ShellConfig;
+import io.s3stream.kafka.shell.log.PartitionLog;
+import io.s3stream.kafka.shell.log.Retention;
+import io.s3stream.kafka.shell.network.ApiFamily;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsResponseData;
@@ -21,6 +25,7 @@ import org.apache.kafka.common.requests.DeleteTopicsRequest;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
 import org.apache.kafka.common.requests.DescribeConfigsRequest;
 import org.apache.kafka.common.requests.DescribeConfigsResponse;
+import org.apache.kafka.common.requests.RequestContext;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -32,6 +37,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -39,25 +45,38 @@ import java.util.function.Supplier;
  * IncrementalAlterConfigs, AlterPartitionReassignments, ListPartitionReassignments, DescribeLogDirs) over the
  * {@link TopicRegistry}. Those that read or write the manifest run on the blocking executor.
  */
-final class TopicApis {
+public final class TopicApis implements ApiFamily {
     private final ShellConfig config;
     private final TopicRegistry topics;
-    private final GroupCoordinator groups;
+    private final Consumer<String> onTopicDeleted;
     private final Executor blocking;
     private final Supplier<SortedMap<Integer, String[]>> brokers;
 
-    /** @param brokers registered shells by node id, as host and port */
-    TopicApis(ShellConfig config, TopicRegistry topics, GroupCoordinator groups, Executor blocking,
-              Supplier<SortedMap<Integer, String[]>> brokers) {
+    /**
+     * @param onTopicDeleted told the name of each deleted topic (its committed offsets go with it)
+     * @param brokers registered shells by node id, as host and port
+     */
+    public TopicApis(ShellConfig config, TopicRegistry topics, Consumer<String> onTopicDeleted, Executor blocking,
+                     Supplier<SortedMap<Integer, String[]>> brokers) {
         this.config = config;
         this.topics = topics;
-        this.groups = groups;
+        this.onTopicDeleted = onTopicDeleted;
         this.blocking = blocking;
         this.brokers = brokers;
     }
 
-    /** Answers one topic or configuration request; {@code key} is one of the APIs above. */
-    CompletableFuture<AbstractResponse> handle(ApiKeys key, AbstractRequest request, short version) {
+    @Override
+    public Map<ApiKeys, short[]> versions() {
+        return ApiFamily.versions(ApiKeys.CREATE_TOPICS, 2, 7, ApiKeys.DELETE_TOPICS, 1, 6, ApiKeys.CREATE_PARTITIONS, 0, 3,
+                ApiKeys.DESCRIBE_CONFIGS, 1, 4, ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1,
+                ApiKeys.ALTER_PARTITION_REASSIGNMENTS, 0, 1, ApiKeys.LIST_PARTITION_REASSIGNMENTS, 0, 0,
+                ApiKeys.DESCRIBE_LOG_DIRS, 1, 4);
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(RequestContext ctx, AbstractRequest request) {
+        ApiKeys key = ctx.header.apiKey();
+        short version = ctx.header.apiVersion();
         return switch (key) {
             case CREATE_TOPICS -> createTopics((CreateTopicsRequest) request);
             case DELETE_TOPICS -> deleteTopics((DeleteTopicsRequest) request, version);
@@ -361,7 +380,7 @@ final class TopicApis {
                 if (e != null) {
                     return r.setErrorCode(Errors.forException(e.getCause() != null ? e.getCause() : e).code());
                 }
-                groups.forgetTopic(t.name());
+                onTopicDeleted.accept(t.name());
                 return r;
             }));
         }

@@ -1,4 +1,4 @@
-package io.s3stream.kafka.shell;
+package io.s3stream.kafka.shell.config;
 
 import io.s3stream.spi.WriteAheadLogProvider;
 

@@ -1,14 +1,16 @@
-package io.s3stream.kafka.shell;
+package io.s3stream.kafka.shell.topic;
 
 import io.s3stream.KeyValues;
 import io.s3stream.Stream;
 import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
+import io.s3stream.kafka.shell.log.PartitionLog;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.protocol.Errors;
 
 import java.io.IOException;
 import java.io.StringReader;
@@ -49,14 +51,14 @@ import java.util.function.BooleanSupplier;
  * drops partitions that another shell took. The stream's own ownership rule (openStream fails while another node
  * has it open) and epochs keep two shells from writing one partition even if records are stale.
  */
-final class TopicRegistry {
+public final class TopicRegistry {
     static final String PREFIX = "kafka/topic/";
-    static final String LEADER_PREFIX = "kafka/leader/";
-    static final String BROKER_PREFIX = "kafka/broker/";
+    public static final String LEADER_PREFIX = "kafka/leader/";
+    public static final String BROKER_PREFIX = "kafka/broker/";
     private static final System.Logger LOG = System.getLogger(TopicRegistry.class.getName());
 
     /** One partition as this shell sees it: its stream, who leads it, and the open log when this shell does. */
-    static final class Slot {
+    public static final class Slot {
         final int index;
         final long streamId;
         volatile PartitionLog log;
@@ -70,15 +72,35 @@ final class TopicRegistry {
             this.index = index;
             this.streamId = streamId;
         }
+
+        public int index() {
+            return index;
+        }
+
+        /** The shell that leads the partition, -1 while none does. */
+        public int leader() {
+            return leader;
+        }
+
+        /** The partition's leader epoch: the epoch its stream was last opened at. */
+        public long epoch() {
+            return epoch;
+        }
+
+        /** Whether an append failed here: the log says so, or its stream is being closed to be reopened. */
+        public boolean appendFailed() {
+            PartitionLog l = log;
+            return reopening != null || l != null && l.failure() != null;
+        }
     }
 
     /** A topic and its partitions. */
-    record Topic(String name, Uuid id, List<Slot> slots, Map<String, String> configs, BooleanSupplier serving) {
+    public record Topic(String name, Uuid id, List<Slot> slots, Map<String, String> configs, BooleanSupplier serving) {
         /**
          * The open log if this shell leads partition {@code p} and may serve now (its cluster lease is surely valid),
          * else null: the caller answers NOT_LEADER_OR_FOLLOWER and the client refreshes its metadata.
          */
-        PartitionLog partition(int p) {
+        public PartitionLog partition(int p) {
             if (!serving.getAsBoolean()) {
                 return null;
             }
@@ -87,7 +109,7 @@ final class TopicRegistry {
             return log == null || log.retired() ? null : log;
         }
 
-        Slot slot(int p) {
+        public Slot slot(int p) {
             return p >= 0 && p < slots.size() ? slots.get(p) : null;
         }
 
@@ -96,7 +118,7 @@ final class TopicRegistry {
         }
 
         /** The logs of the partitions this shell leads. */
-        List<PartitionLog> ledHere() {
+        public List<PartitionLog> ledHere() {
             List<PartitionLog> out = new ArrayList<>();
             for (Slot s : slots) {
                 PartitionLog log = s.log;
@@ -118,7 +140,7 @@ final class TopicRegistry {
     private volatile SortedMap<Integer, String> brokers = new TreeMap<>();
     private volatile BooleanSupplier servingCheck = () -> true;
 
-    TopicRegistry(StreamStorage storage, Executor blocking, int nodeId) {
+    public TopicRegistry(StreamStorage storage, Executor blocking, int nodeId) {
         this.storage = storage;
         this.kv = storage.keyValues();
         this.blocking = blocking;
@@ -126,7 +148,7 @@ final class TopicRegistry {
     }
 
     /** Serving is allowed only while {@code check} says so (the cluster lease); until set, always. */
-    void servingWhile(BooleanSupplier check) {
+    public void servingWhile(BooleanSupplier check) {
         this.servingCheck = check;
     }
 
@@ -136,17 +158,17 @@ final class TopicRegistry {
 
     // ---------------------------------------------------------------- brokers
 
-    void registerBroker(String host, int port) {
+    public void registerBroker(String host, int port) {
         kv.put(BROKER_PREFIX + nodeId, (host + ":" + port).getBytes(StandardCharsets.UTF_8)).join();
         refreshBrokers();
     }
 
-    void unregisterBroker() {
+    public void unregisterBroker() {
         kv.delete(BROKER_PREFIX + nodeId).join();
     }
 
     /** Registered shells: node id → host:port. */
-    SortedMap<Integer, String> brokers() {
+    public SortedMap<Integer, String> brokers() {
         return brokers;
     }
 
@@ -165,11 +187,16 @@ final class TopicRegistry {
 
     // ---------------------------------------------------------------- reading
 
-    Topic get(String name) {
+    /** Why partition {@code p} of {@code t} has no log here: no such partition, or another shell leads it. */
+    public static Errors missing(Topic t, int p) {
+        return t == null || t.slot(p) == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.NOT_LEADER_OR_FOLLOWER;
+    }
+
+    public Topic get(String name) {
         return topics.get(name);
     }
 
-    Topic byId(Uuid id) {
+    public Topic byId(Uuid id) {
         for (Topic t : topics.values()) {
             if (t.id().equals(id)) {
                 return t;
@@ -178,7 +205,7 @@ final class TopicRegistry {
         return null;
     }
 
-    Collection<Topic> all() {
+    public Collection<Topic> all() {
         return new TreeMap<>(topics).values();
     }
 
@@ -192,7 +219,7 @@ final class TopicRegistry {
     // ---------------------------------------------------------------- reconcile
 
     /** Brings this shell in line with the records (see the class comment). Never throws; problems are logged. */
-    synchronized void reconcile() {
+    public synchronized void reconcile() {
         try {
             refreshBrokers();
             SortedMap<String, byte[]> records = kv.list(PREFIX).join();
@@ -365,7 +392,7 @@ final class TopicRegistry {
      * partitions, by compare-and-set on the leader records (the epoch is bumped by the new leader when it opens the
      * partition). Returns how many partitions were moved.
      */
-    int reassignAllFrom(int deadId, Collection<Integer> liveIds) {
+    public int reassignAllFrom(int deadId, Collection<Integer> liveIds) {
         List<Integer> candidates = liveIds.stream().filter(id -> id != deadId).sorted().toList();
         if (candidates.isEmpty()) {
             LOG.log(System.Logger.Level.WARNING, "no live shell to take node " + deadId + "'s partitions");
@@ -408,7 +435,7 @@ final class TopicRegistry {
      * handovers (each closes the stream, which uploads its data): the drain of a clean shutdown. Returns how many
      * partitions moved.
      */
-    int drainTo(Collection<Integer> others) {
+    public int drainTo(Collection<Integer> others) {
         List<Integer> targets = others.stream().filter(id -> id != nodeId).sorted().toList();
         if (targets.isEmpty()) {
             return 0;
@@ -443,7 +470,7 @@ final class TopicRegistry {
     // ---------------------------------------------------------------- create, grow, delete
 
     /** Creates a topic with {@code partitions} streams, led by this shell; fails with TopicExistsException if it exists. */
-    CompletableFuture<Topic> create(String name, int partitions, Map<String, String> configs) {
+    public CompletableFuture<Topic> create(String name, int partitions, Map<String, String> configs) {
         try {
             validateName(name);
         } catch (InvalidTopicException e) {
@@ -633,12 +660,12 @@ final class TopicRegistry {
         return LEADER_PREFIX + topic + "/" + partition;
     }
 
-    static byte[] leaderRecord(int leader, long epoch, int target) {
+    public static byte[] leaderRecord(int leader, long epoch, int target) {
         return (leader + "," + epoch + "," + target).getBytes(StandardCharsets.UTF_8);
     }
 
     /** {leader, epoch, target}. */
-    static long[] parseLeader(byte[] record) {
+    public static long[] parseLeader(byte[] record) {
         String[] p = new String(record, StandardCharsets.UTF_8).split(",");
         return new long[] {Long.parseLong(p[0]), Long.parseLong(p[1]), Long.parseLong(p[2])};
     }

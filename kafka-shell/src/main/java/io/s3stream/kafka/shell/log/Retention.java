@@ -1,4 +1,4 @@
-package io.s3stream.kafka.shell;
+package io.s3stream.kafka.shell.log;
 
 import io.s3stream.FetchResult;
 import io.s3stream.StoredBatch;
@@ -20,14 +20,14 @@ import java.util.Map;
  * record of its first and last batches (the library keeps no per-stream byte count); the trim keeps at least
  * {@code retention.bytes} by that estimate. Kafka deletes whole segments, so both are approximate there too.
  */
-final class Retention {
+public final class Retention {
     private static final System.Logger LOG = System.getLogger(Retention.class.getName());
 
     private Retention() {
     }
 
     /** Applies both limits to one partition; returns the new start offset (unchanged if nothing expired). */
-    static long apply(PartitionLog log, Map<String, String> topicConfig, long nowMs) {
+    public static long apply(PartitionLog log, Map<String, String> topicConfig, long nowMs) {
         Stream s = log.stream();
         long retentionMs = Long.parseLong(topicConfig.getOrDefault("retention.ms", "-1"));
         long retentionBytes = Long.parseLong(topicConfig.getOrDefault("retention.bytes", "-1"));
@@ -87,7 +87,7 @@ final class Retention {
     }
 
     /** The partition's size in bytes, estimated as for retention.bytes (0 when empty or unreadable). */
-    static long estimateBytes(Stream s) {
+    public static long estimateBytes(Stream s) {
         long start = s.startOffset();
         long end = s.confirmedOffset();
         if (end <= start) {

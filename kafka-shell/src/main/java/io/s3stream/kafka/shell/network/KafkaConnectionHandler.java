@@ -1,4 +1,4 @@
-package io.s3stream.kafka.shell;
+package io.s3stream.kafka.shell.network;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -22,19 +22,19 @@ import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One client connection: turns length-delimited frames into kafka-clients requests, hands them to {@link KafkaApis}
+ * One client connection: turns length-delimited frames into kafka-clients requests, hands them to {@link ApiDispatcher}
  * and writes the responses back in request order, as the Kafka protocol requires.
  *
  * <p>Failure: a frame whose header or body does not parse closes the connection (there is no correlation id to
  * answer to); a known API at a version we do not serve gets UNSUPPORTED_VERSION. Nothing here touches storage.
  * State lives on the channel's event loop.
  */
-final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
+public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
     /** Requests in flight per connection before the server stops reading from it. */
     private static final int MAX_IN_FLIGHT = 64;
     private static final System.Logger LOG = System.getLogger(KafkaConnectionHandler.class.getName());
 
-    private final KafkaApis apis;
+    private final ApiDispatcher apis;
     private final ArrayDeque<Slot> inFlight = new ArrayDeque<>();
     private ChannelHandlerContext ctx;
     private final ChannelAdapter channel = new ChannelAdapter();
@@ -49,7 +49,7 @@ final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    KafkaConnectionHandler(KafkaApis apis) {
+    public KafkaConnectionHandler(ApiDispatcher apis) {
         this.apis = apis;
     }
 

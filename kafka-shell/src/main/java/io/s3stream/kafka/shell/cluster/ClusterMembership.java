@@ -1,9 +1,10 @@
-package io.s3stream.kafka.shell;
+package io.s3stream.kafka.shell.cluster;
 
 import io.s3stream.InvalidConfigException;
 import io.s3stream.KeyValues;
 import io.s3stream.StreamStorage;
 import io.s3stream.TakeoverResult;
+import io.s3stream.kafka.shell.topic.TopicRegistry;
 
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
@@ -40,7 +41,7 @@ import java.util.function.Consumer;
  * <p>A shell that finds its own lease changed by someone else (it was taken over while paused) has been fenced: it
  * stops serving and exits, and rejoins as a new member when restarted (a new incarnation and node epoch).
  */
-final class ClusterMembership implements AutoCloseable {
+public final class ClusterMembership implements AutoCloseable {
     static final String LEASE_PREFIX = "kafka/lease/";
     static final String FAILOVER_PREFIX = "kafka/failover/";
     private static final System.Logger LOG = System.getLogger(ClusterMembership.class.getName());
@@ -68,7 +69,7 @@ final class ClusterMembership implements AutoCloseable {
     private record Observed(String value, long changedAtNanos) {
     }
 
-    ClusterMembership(int nodeId, StreamStorage storage, TopicRegistry topics, long renewMs, long timeoutMs,
+    public ClusterMembership(int nodeId, StreamStorage storage, TopicRegistry topics, long renewMs, long timeoutMs,
                       boolean failover, Consumer<String> onFenced) {
         if (timeoutMs < 2 * renewMs) {
             throw new InvalidConfigException("s3stream.kafka.lease.timeout.ms (" + timeoutMs + ") must be at least "
@@ -85,7 +86,7 @@ final class ClusterMembership implements AutoCloseable {
     }
 
     /** Writes this shell's first lease (replacing one a previous incarnation left). */
-    void join() {
+    public void join() {
         long started = System.nanoTime();
         myLease = lease(incarnation, 0);
         kv.put(LEASE_PREFIX + nodeId, myLease).join();
@@ -93,17 +94,17 @@ final class ClusterMembership implements AutoCloseable {
     }
 
     /** Whether this shell may serve produce and fetch now (its lease is surely still valid to every observer). */
-    boolean canServe() {
+    public boolean canServe() {
         return !fenced && System.nanoTime() - lastRenewStartedNanos < timeoutNanos - renewNanos;
     }
 
     /** Shells whose lease is live as seen here (this one included while it can serve), by node id. */
-    SortedMap<Integer, Long> live() {
+    public SortedMap<Integer, Long> live() {
         return live;
     }
 
     /** One round, every renew interval: renew, observe the others, fail over the dead. Never throws. */
-    void tick() {
+    public void tick() {
         if (fenced) {
             return;
         }

@@ -1,5 +1,7 @@
-package io.s3stream.kafka.shell;
+package io.s3stream.kafka.shell.group;
 
+import io.s3stream.kafka.shell.network.ApiFamily;
+import io.s3stream.kafka.shell.topic.TopicRegistry;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.DescribeGroupsResponseData;
@@ -34,6 +36,7 @@ import org.apache.kafka.common.requests.OffsetCommitRequest;
 import org.apache.kafka.common.requests.OffsetCommitResponse;
 import org.apache.kafka.common.requests.OffsetFetchRequest;
 import org.apache.kafka.common.requests.OffsetFetchResponse;
+import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.SyncGroupRequest;
 import org.apache.kafka.common.requests.SyncGroupResponse;
 
@@ -52,7 +55,7 @@ import java.util.function.Supplier;
  * ListGroups, DescribeGroups, DeleteGroups) over the {@link GroupCoordinator}, with coordinators spread over the live
  * shells by group id: a request for a group another shell coordinates gets NOT_COORDINATOR.
  */
-final class GroupApis {
+public final class GroupApis implements ApiFamily {
     private final int nodeId;
     private final TopicRegistry topics;
     private final GroupCoordinator groups;
@@ -63,7 +66,7 @@ final class GroupApis {
      * @param brokers registered shells by node id, as host and port
      * @param liveIds the registered shells whose lease is live, as this shell sees them
      */
-    GroupApis(int nodeId, TopicRegistry topics, GroupCoordinator groups, Supplier<SortedMap<Integer, String[]>> brokers,
+    public GroupApis(int nodeId, TopicRegistry topics, GroupCoordinator groups, Supplier<SortedMap<Integer, String[]>> brokers,
               Supplier<SortedSet<Integer>> liveIds) {
         this.nodeId = nodeId;
         this.topics = topics;
@@ -72,11 +75,21 @@ final class GroupApis {
         this.liveIds = liveIds;
     }
 
-    /** Answers one group request; {@code key} is one of the APIs above. */
-    CompletableFuture<AbstractResponse> handle(ApiKeys key, AbstractRequest request, short version, String clientId,
-                                               String clientHost) {
+    @Override
+    public Map<ApiKeys, short[]> versions() {
+        return ApiFamily.versions(ApiKeys.FIND_COORDINATOR, 0, 5, ApiKeys.JOIN_GROUP, 0, 9, ApiKeys.SYNC_GROUP, 0, 5,
+                ApiKeys.HEARTBEAT, 0, 4, ApiKeys.LEAVE_GROUP, 0, 5, ApiKeys.OFFSET_COMMIT, 2, 9, ApiKeys.OFFSET_FETCH, 1, 9,
+                ApiKeys.LIST_GROUPS, 0, 4, ApiKeys.DESCRIBE_GROUPS, 0, 5, ApiKeys.DELETE_GROUPS, 0, 2);
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(RequestContext ctx, AbstractRequest request) {
+        ApiKeys key = ctx.header.apiKey();
+        short version = ctx.header.apiVersion();
+        String clientId = ctx.clientId();
+        String clientHost = ctx.clientAddress == null ? "" : ctx.clientAddress.toString();
         return switch (key) {
-            case FIND_COORDINATOR -> done(findCoordinator((FindCoordinatorRequest) request, version));
+            case FIND_COORDINATOR -> ApiFamily.done(findCoordinator((FindCoordinatorRequest) request, version));
             case JOIN_GROUP -> !coordinates(((JoinGroupRequest) request).data().groupId()) ? notCoordinator(request)
                     : groups.join(((JoinGroupRequest) request).data(), version, clientId, clientHost)
                     .thenApply(d -> joinResponse(d, version));
@@ -100,10 +113,6 @@ final class GroupApis {
         };
     }
 
-    private static CompletableFuture<AbstractResponse> done(AbstractResponse r) {
-        return CompletableFuture.completedFuture(r);
-    }
-
     /**
      * The coordinator of group {@code groupId}: of the live shells, the one that {@link #rendezvous} picks, so groups
      * spread over shells as Kafka spreads them over the partitions of {@code __consumer_offsets}, and a shell that
@@ -115,7 +124,7 @@ final class GroupApis {
     }
 
     /** Whether this shell coordinates {@code groupId} now; requests for a group it does not get NOT_COORDINATOR. */
-    boolean coordinates(String groupId) {
+    public boolean coordinates(String groupId) {
         return coordinatorOf(groupId) == nodeId;
     }
 
@@ -123,7 +132,7 @@ final class GroupApis {
      * Rendezvous (highest random weight) hashing: the id scoring highest for {@code key}. Deterministic across JVMs
      * ({@link String#hashCode} is specified), and removing or adding an id moves only the keys that score highest on it.
      */
-    static int rendezvous(String key, java.util.Collection<Integer> ids) {
+    public static int rendezvous(String key, java.util.Collection<Integer> ids) {
         long h = mix64(key.hashCode() * 0x9E3779B97F4A7C15L);
         int best = -1;
         long bestScore = 0;
@@ -145,7 +154,7 @@ final class GroupApis {
     }
 
     private static CompletableFuture<AbstractResponse> notCoordinator(AbstractRequest request) {
-        return done(request.getErrorResponse(0, Errors.NOT_COORDINATOR.exception()));
+        return ApiFamily.done(request.getErrorResponse(0, Errors.NOT_COORDINATOR.exception()));
     }
 
     private CompletableFuture<AbstractResponse> deleteGroups(DeleteGroupsRequest request) {

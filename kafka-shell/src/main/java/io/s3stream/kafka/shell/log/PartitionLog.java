@@ -1,13 +1,13 @@
-package io.s3stream.kafka.shell;
+package io.s3stream.kafka.shell.log;
 
 import io.s3stream.FetchResult;
 import io.s3stream.RecordBatch;
 import io.s3stream.StoredBatch;
 import io.s3stream.Stream;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
-import org.apache.kafka.common.record.TimestampType;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
@@ -32,7 +32,7 @@ import java.util.concurrent.Executor;
  * A failed append fences the stream (the library never leaves a hole); the partition then answers
  * KAFKA_STORAGE_ERROR until the shell reopens it at a higher epoch.
  */
-final class PartitionLog {
+public final class PartitionLog {
     /** Kafka keeps the metadata of the last five batches per producer to recognise retried duplicates. */
     private static final int PRODUCER_BATCH_CACHE = 5;
     private static final System.Logger LOG = System.getLogger(PartitionLog.class.getName());
@@ -53,7 +53,7 @@ final class PartitionLog {
     private final java.util.concurrent.atomic.LongAdder bytesIn = new java.util.concurrent.atomic.LongAdder();
     private final java.util.concurrent.atomic.LongAdder bytesOut = new java.util.concurrent.atomic.LongAdder();
 
-    PartitionLog(String topic, int partition, Stream stream, Executor blockingExecutor) {
+    public PartitionLog(String topic, int partition, Stream stream, Executor blockingExecutor) {
         this.topic = topic;
         this.partition = partition;
         this.stream = stream;
@@ -61,16 +61,16 @@ final class PartitionLog {
     }
 
 
-    Stream stream() {
+    public Stream stream() {
         return stream;
     }
 
-    long logStartOffset() {
+    public long logStartOffset() {
         return stream.startOffset();
     }
 
     /** The high watermark: everything below is durable and readable. */
-    long highWatermark() {
+    public long highWatermark() {
         return stream.confirmedOffset();
     }
 
@@ -78,7 +78,7 @@ final class PartitionLog {
      * Stops taking appends (they get NOT_LEADER_OR_FOLLOWER) and closes the stream once the appends queued before this
      * call are done; the library uploads the stream's data so another shell can open it. Long polls are woken.
      */
-    CompletableFuture<Void> retire() {
+    public CompletableFuture<Void> retire() {
         CompletableFuture<Void> done = new CompletableFuture<>();
         appender.execute(() -> {
             retired = true;
@@ -94,24 +94,24 @@ final class PartitionLog {
         return done;
     }
 
-    boolean retired() {
+    public boolean retired() {
         return retired;
     }
 
     /** Why an append failed, after which this handle refuses appends (its stream would have a hole); null if none did. */
-    Throwable failure() {
+    public Throwable failure() {
         return failure;
     }
 
     /** Outcome of one produce to this partition. */
-    record AppendOutcome(Errors error, long baseOffset, long logAppendTimeMs) {
+    public record AppendOutcome(Errors error, long baseOffset, long logAppendTimeMs) {
     }
 
     /**
      * Appends one validated Kafka batch (its bytes are owned by this call). Completes when the batch is durable, or
      * with an error outcome (never exceptionally).
      */
-    CompletableFuture<AppendOutcome> append(ByteBuffer batchBytes, boolean logAppendTime) {
+    public CompletableFuture<AppendOutcome> append(ByteBuffer batchBytes, boolean logAppendTime) {
         CompletableFuture<AppendOutcome> result = new CompletableFuture<>();
         appender.execute(() -> doAppend(batchBytes, logAppendTime, result));
         return result;
@@ -302,7 +302,7 @@ final class PartitionLog {
      * Runs {@code waiter} once after the next append completes, or at once if the high watermark has moved past
      * {@code seenHighWatermark} (the one the caller's read saw).
      */
-    void awaitData(long seenHighWatermark, Runnable waiter) {
+    public void awaitData(long seenHighWatermark, Runnable waiter) {
         waiters.add(waiter);
         if (highWatermark() > seenHighWatermark) {
             wakeWaiters();
@@ -321,11 +321,11 @@ final class PartitionLog {
     }
 
     /** Bytes read for one fetch: whole Kafka batches, copied out of the library's buffers. */
-    record ReadResult(Errors error, ByteBuffer records, long highWatermark, long logStartOffset) {
+    public record ReadResult(Errors error, ByteBuffer records, long highWatermark, long logStartOffset) {
     }
 
     /** Reads whole batches from {@code offset}, at most about {@code maxBytes} (at least one batch if any). */
-    CompletableFuture<ReadResult> read(long offset, int maxBytes) {
+    public CompletableFuture<ReadResult> read(long offset, int maxBytes) {
         long hw = highWatermark();
         long start = logStartOffset();
         if (offset < start || offset > hw) {
@@ -343,15 +343,15 @@ final class PartitionLog {
     }
 
     /** Bytes appended plus bytes read since this log was opened; the balancer turns differences into rates. */
-    long trafficBytes() {
+    public long trafficBytes() {
         return bytesIn.sum() + bytesOut.sum();
     }
 
-    String topic() {
+    public String topic() {
         return topic;
     }
 
-    int partition() {
+    public int partition() {
         return partition;
     }
 

@@ -1,5 +1,6 @@
-package io.s3stream.kafka.shell;
+package io.s3stream.kafka.shell.topic;
 
+import io.s3stream.kafka.shell.config.ShellConfig;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 
 import java.util.Map;
@@ -7,7 +8,7 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /** Topic configuration names as Kafka names them, their broker-level defaults, and validation of overrides. */
-final class TopicConfigs {
+public final class TopicConfigs {
     /** Keys kafka-shell applies; other Kafka topic keys are accepted and stored but have no effect (README). */
     static final Set<String> APPLIED = Set.of("max.message.bytes", "message.timestamp.type",
             "message.timestamp.after.max.ms", "message.timestamp.before.max.ms", "retention.ms", "retention.bytes");
@@ -30,7 +31,7 @@ final class TopicConfigs {
         return m;
     }
 
-    static Map<String, String> effective(ShellConfig c, Map<String, String> overrides) {
+    public static Map<String, String> effective(ShellConfig c, Map<String, String> overrides) {
         Map<String, String> m = defaults(c);
         m.putAll(overrides);
         return m;

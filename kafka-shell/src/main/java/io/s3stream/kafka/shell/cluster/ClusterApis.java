@@ -1,0 +1,177 @@
+package io.s3stream.kafka.shell.cluster;
+
+import io.s3stream.kafka.shell.config.ShellConfig;
+import io.s3stream.kafka.shell.network.ApiFamily;
+import io.s3stream.kafka.shell.topic.TopicRegistry;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.DescribeClusterResponseData;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.DescribeClusterResponse;
+import org.apache.kafka.common.requests.MetadataRequest;
+import org.apache.kafka.common.requests.MetadataResponse;
+import org.apache.kafka.common.requests.RequestContext;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.Supplier;
+
+/**
+ * Metadata and DescribeCluster: the registered shells, which of them are live (by cluster lease), the controller, and
+ * each topic's partitions with their leaders; topics named in Metadata are created on the way when auto-creation is on.
+ */
+public final class ClusterApis implements ApiFamily {
+    private final ShellConfig config;
+    private final TopicRegistry topics;
+    private volatile int advertisedPort;
+
+    public ClusterApis(ShellConfig config, TopicRegistry topics) {
+        this.config = config;
+        this.topics = topics;
+        this.advertisedPort = config.advertisedPort();
+    }
+
+    /** The port the listener got, advertised when the configuration left it to the system (port 0). */
+    public void boundPort(int port) {
+        if (advertisedPort == 0) {
+            advertisedPort = port;
+        }
+    }
+
+    @Override
+    public Map<ApiKeys, short[]> versions() {
+        return ApiFamily.versions(ApiKeys.METADATA, 0, 12, ApiKeys.DESCRIBE_CLUSTER, 0, 1);
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(RequestContext ctx, AbstractRequest request) {
+        return switch (ctx.header.apiKey()) {
+            case METADATA -> metadata((MetadataRequest) request, ctx.header.apiVersion());
+            case DESCRIBE_CLUSTER -> ApiFamily.done(describeCluster());
+            default -> throw new IllegalArgumentException(ctx.header.apiKey() + " is not a cluster API");
+        };
+    }
+
+    /** Registered shells (this one always included): node id → {host, port}. */
+    public SortedMap<Integer, String[]> brokers() {
+        SortedMap<Integer, String[]> out = new TreeMap<>();
+        topics.brokers().forEach((id, hp) -> {
+            int colon = hp.lastIndexOf(':');
+            out.put(id, new String[] {hp.substring(0, colon), hp.substring(colon + 1)});
+        });
+        out.put(config.nodeId(), new String[] {config.advertisedHost(), Integer.toString(advertisedPort)});
+        return out;
+    }
+
+    private volatile Supplier<SortedMap<Integer, Long>> liveShells = TreeMap::new;
+
+    /** Where the live shells (by cluster lease) come from; until set, every registered shell counts as live. */
+    public void liveShells(Supplier<SortedMap<Integer, Long>> source) {
+        this.liveShells = source;
+    }
+
+    /**
+     * The lowest registered node id whose lease is live, named controller in Metadata and DescribeCluster (it also runs
+     * the self-balancer).
+     */
+    private int controller() {
+        return liveIds().first();
+    }
+
+    /** Registered shells whose lease is live as seen here (every registered one until the first lease round). */
+    public SortedSet<Integer> liveIds() {
+        SortedMap<Integer, String[]> all = brokers();
+        SortedMap<Integer, Long> live = liveShells.get();
+        SortedSet<Integer> ids = new TreeSet<>();
+        for (Integer id : all.keySet()) {
+            if (live.isEmpty() || live.containsKey(id)) {
+                ids.add(id);
+            }
+        }
+        return ids.isEmpty() ? new TreeSet<>(all.keySet()) : ids;
+    }
+
+    private AbstractResponse describeCluster() {
+        DescribeClusterResponseData.DescribeClusterBrokerCollection brokers = new DescribeClusterResponseData.DescribeClusterBrokerCollection();
+        brokers().forEach((id, hp) -> brokers.add(new DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(id)
+                .setHost(hp[0]).setPort(Integer.parseInt(hp[1]))));
+        return new DescribeClusterResponse(new DescribeClusterResponseData().setClusterId(config.clusterId())
+                .setControllerId(controller()).setBrokers(brokers));
+    }
+
+    private CompletableFuture<AbstractResponse> metadata(MetadataRequest request, short version) {
+        MetadataRequestData data = request.data();
+        boolean all = data.topics() == null || (version == 0 && data.topics().isEmpty());
+        List<CompletableFuture<MetadataResponseData.MetadataResponseTopic>> futures = new ArrayList<>();
+        if (all) {
+            for (TopicRegistry.Topic t : topics.all()) {
+                futures.add(CompletableFuture.completedFuture(describeTopic(t)));
+            }
+        } else {
+            boolean autoCreate = config.autoCreateTopics() && (version < 4 || data.allowAutoTopicCreation());
+            for (MetadataRequestData.MetadataRequestTopic rt : data.topics()) {
+                TopicRegistry.Topic t = rt.name() != null ? topics.get(rt.name())
+                        : rt.topicId() != null ? topics.byId(rt.topicId()) : null;
+                if (t != null) {
+                    futures.add(CompletableFuture.completedFuture(describeTopic(t)));
+                } else if (rt.name() != null && autoCreate) {
+                    String name = rt.name();
+                    futures.add(topics.create(name, config.numPartitions(), Map.of())
+                            .handle((created, e) -> {
+                                TopicRegistry.Topic now = topics.get(name);
+                                if (now != null) {
+                                    return describeTopic(now);
+                                }
+                                Errors err = Errors.forException(e instanceof CompletionException ? e.getCause() : e);
+                                return new MetadataResponseData.MetadataResponseTopic().setName(name)
+                                        .setErrorCode(err == Errors.TOPIC_ALREADY_EXISTS ? Errors.LEADER_NOT_AVAILABLE.code() : err.code());
+                            }));
+                } else {
+                    futures.add(CompletableFuture.completedFuture(new MetadataResponseData.MetadataResponseTopic()
+                            .setName(rt.name()).setTopicId(rt.topicId() == null ? Uuid.ZERO_UUID : rt.topicId())
+                            .setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code())));
+                }
+            }
+        }
+        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            MetadataResponseData.MetadataResponseBrokerCollection brokers = new MetadataResponseData.MetadataResponseBrokerCollection();
+            brokers().forEach((id, hp) -> brokers.add(new MetadataResponseData.MetadataResponseBroker().setNodeId(id)
+                    .setHost(hp[0]).setPort(Integer.parseInt(hp[1]))));
+            MetadataResponseData.MetadataResponseTopicCollection list = new MetadataResponseData.MetadataResponseTopicCollection();
+            for (var f : futures) {
+                list.add(f.join());
+            }
+            return new MetadataResponse(new MetadataResponseData().setBrokers(brokers).setClusterId(config.clusterId())
+                    .setControllerId(controller()).setTopics(list), version);
+        });
+    }
+
+    private MetadataResponseData.MetadataResponseTopic describeTopic(TopicRegistry.Topic t) {
+        List<MetadataResponseData.MetadataResponsePartition> partitions = new ArrayList<>();
+        for (TopicRegistry.Slot s : t.slots()) {
+            int leader = s.leader();
+            MetadataResponseData.MetadataResponsePartition mp = new MetadataResponseData.MetadataResponsePartition()
+                    .setPartitionIndex(s.index()).setOfflineReplicas(List.of());
+            if (leader < 0) {
+                mp.setErrorCode(Errors.LEADER_NOT_AVAILABLE.code()).setLeaderId(-1).setLeaderEpoch(-1)
+                        .setReplicaNodes(List.of()).setIsrNodes(List.of());
+            } else {
+                mp.setLeaderId(leader).setLeaderEpoch((int) s.epoch()).setReplicaNodes(List.of(leader)).setIsrNodes(List.of(leader));
+            }
+            partitions.add(mp);
+        }
+        return new MetadataResponseData.MetadataResponseTopic().setName(t.name()).setTopicId(t.id())
+                .setIsInternal(false).setPartitions(partitions);
+    }
+}

@@ -1,0 +1,237 @@
+package io.s3stream.kafka.shell.fetch;
+
+import io.s3stream.kafka.shell.log.PartitionLog;
+import io.s3stream.kafka.shell.network.ApiFamily;
+import io.s3stream.kafka.shell.topic.TopicRegistry;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.ListOffsetsRequestData;
+import org.apache.kafka.common.message.ListOffsetsResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.ListOffsetsRequest;
+import org.apache.kafka.common.requests.ListOffsetsResponse;
+import org.apache.kafka.common.requests.RequestContext;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Fetch (with its long poll) and ListOffsets. Fetch sessions (KIP-227) are not kept: a request that names one gets
+ * FETCH_SESSION_ID_NOT_FOUND and the client falls back to full fetches.
+ */
+public final class FetchApis implements ApiFamily {
+    private final TopicRegistry topics;
+    private final ScheduledExecutorService timer;
+
+    /** @param timer wakes long polls at their deadline */
+    public FetchApis(TopicRegistry topics, ScheduledExecutorService timer) {
+        this.topics = topics;
+        this.timer = timer;
+    }
+
+    @Override
+    public Map<ApiKeys, short[]> versions() {
+        return ApiFamily.versions(ApiKeys.FETCH, 4, 12, ApiKeys.LIST_OFFSETS, 1, 8);
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(RequestContext ctx, AbstractRequest request) {
+        return switch (ctx.header.apiKey()) {
+            case FETCH -> fetch((FetchRequest) request);
+            case LIST_OFFSETS -> listOffsets((ListOffsetsRequest) request, ctx.header.apiVersion());
+            default -> throw new IllegalArgumentException(ctx.header.apiKey() + " is not a fetch API");
+        };
+    }
+
+    private CompletableFuture<AbstractResponse> fetch(FetchRequest request) {
+        FetchRequestData data = request.data();
+        if (data.sessionId() != 0 || (data.sessionEpoch() != 0 && data.sessionEpoch() != -1)) {
+            return ApiFamily.done(FetchResponse.of(new FetchResponseData().setErrorCode(Errors.FETCH_SESSION_ID_NOT_FOUND.code())));
+        }
+        FetchOperation op = new FetchOperation(data);
+        op.attempt(false);
+        return op.result;
+    }
+
+    /**
+     * One fetch request: reads every partition; while fewer than {@code min.bytes} are there and {@code max.wait.ms}
+     * has not passed, it waits for an append to one of its partitions and reads again.
+     *
+     * <p>Concurrency: wakes (appends, the deadline) may come from several threads; attempts run one at a time, and a
+     * wake during an attempt makes it run once more. Each partition holds at most one waiter of this operation.
+     */
+    private final class FetchOperation {
+        final FetchRequestData data;
+        final CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
+        final long deadlineNanos;
+        final AtomicBoolean running = new AtomicBoolean(true);
+        final AtomicBoolean dirty = new AtomicBoolean();
+        final Set<PartitionLog> waitingOn = ConcurrentHashMap.newKeySet();
+        volatile boolean timedOut;
+        boolean timerSet;
+
+        FetchOperation(FetchRequestData data) {
+            this.data = data;
+            this.deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, data.maxWaitMs()));
+        }
+
+        void wake() {
+            if (result.isDone()) {
+                return;
+            }
+            dirty.set(true);
+            if (running.compareAndSet(false, true)) {
+                dirty.set(false);
+                attempt(false);
+            }
+        }
+
+        void attempt(boolean ignored) {
+            boolean last = timedOut || System.nanoTime() - deadlineNanos >= 0;
+            List<FetchRequestData.FetchTopic> req = data.topics();
+            List<List<CompletableFuture<PartitionLog.ReadResult>>> reads = new ArrayList<>();
+            List<CompletableFuture<?>> all = new ArrayList<>();
+            for (FetchRequestData.FetchTopic ft : req) {
+                TopicRegistry.Topic t = topics.get(ft.topic());
+                List<CompletableFuture<PartitionLog.ReadResult>> list = new ArrayList<>();
+                for (FetchRequestData.FetchPartition fp : ft.partitions()) {
+                    PartitionLog log = t == null ? null : t.partition(fp.partition());
+                    CompletableFuture<PartitionLog.ReadResult> f = log == null
+                            ? CompletableFuture.completedFuture(new PartitionLog.ReadResult(TopicRegistry.missing(t, fp.partition()), null, -1, -1))
+                            : log.read(fp.fetchOffset(), Math.min(fp.partitionMaxBytes(), Math.max(data.maxBytes(), 1)));
+                    list.add(f);
+                    all.add(f);
+                }
+                reads.add(list);
+            }
+            CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
+                long bytes = 0;
+                boolean error = false;
+                for (var list : reads) {
+                    for (var f : list) {
+                        PartitionLog.ReadResult r = f.join();
+                        error |= r.error() != Errors.NONE;
+                        bytes += r.records() == null ? 0 : r.records().remaining();
+                    }
+                }
+                if (last || error || bytes >= Math.max(1, data.minBytes()) || data.maxWaitMs() <= 0) {
+                    result.complete(respond(reads));
+                    return;
+                }
+                if (!timerSet) {
+                    timerSet = true;
+                    timer.schedule(() -> {
+                        timedOut = true;
+                        wake();
+                    }, Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+                }
+                for (int i = 0; i < req.size(); i++) {
+                    FetchRequestData.FetchTopic ft = req.get(i);
+                    TopicRegistry.Topic t = topics.get(ft.topic());
+                    for (int j = 0; j < ft.partitions().size(); j++) {
+                        FetchRequestData.FetchPartition fp = ft.partitions().get(j);
+                        PartitionLog log = t == null ? null : t.partition(fp.partition());
+                        long seen = reads.get(i).get(j).join().highWatermark();
+                        if (log != null && waitingOn.add(log)) {
+                            log.awaitData(seen, () -> {
+                                waitingOn.remove(log);
+                                wake();
+                            });
+                        }
+                    }
+                }
+                running.set(false);
+                if (dirty.get() && running.compareAndSet(false, true)) {
+                    dirty.set(false);
+                    attempt(false);
+                }
+            });
+        }
+
+        private AbstractResponse respond(List<List<CompletableFuture<PartitionLog.ReadResult>>> reads) {
+            long budget = Math.max(data.maxBytes(), 1);
+            boolean first = true;
+            List<FetchResponseData.FetchableTopicResponse> out = new ArrayList<>();
+            for (int i = 0; i < data.topics().size(); i++) {
+                FetchRequestData.FetchTopic ft = data.topics().get(i);
+                List<FetchResponseData.PartitionData> parts = new ArrayList<>();
+                for (int j = 0; j < ft.partitions().size(); j++) {
+                    PartitionLog.ReadResult r = reads.get(i).get(j).join();
+                    FetchResponseData.PartitionData pd = new FetchResponseData.PartitionData()
+                            .setPartitionIndex(ft.partitions().get(j).partition()).setErrorCode(r.error().code())
+                            .setHighWatermark(r.highWatermark()).setLastStableOffset(r.highWatermark())
+                            .setLogStartOffset(r.logStartOffset()).setPreferredReadReplica(-1);
+                    if (data.isolationLevel() == IsolationLevel.READ_COMMITTED.id()) {
+                        pd.setAbortedTransactions(List.of());
+                    }
+                    ByteBuffer records = r.records();
+                    if (records != null && records.remaining() > 0) {
+                        if (first || records.remaining() <= budget) {
+                            budget -= records.remaining();
+                            first = false;
+                            pd.setRecords(MemoryRecords.readableRecords(records));
+                        } else {
+                            pd.setRecords(MemoryRecords.EMPTY);
+                        }
+                    } else {
+                        pd.setRecords(MemoryRecords.EMPTY);
+                    }
+                    parts.add(pd);
+                }
+                out.add(new FetchResponseData.FetchableTopicResponse().setTopic(ft.topic()).setTopicId(ft.topicId())
+                        .setPartitions(parts));
+            }
+            return FetchResponse.of(new FetchResponseData().setErrorCode(Errors.NONE.code()).setSessionId(0)
+                    .setResponses(out));
+        }
+    }
+
+    private CompletableFuture<AbstractResponse> listOffsets(ListOffsetsRequest request, short version) {
+        List<ListOffsetsResponseData.ListOffsetsTopicResponse> out = new ArrayList<>();
+        List<CompletableFuture<?>> all = new ArrayList<>();
+        for (ListOffsetsRequestData.ListOffsetsTopic lt : request.data().topics()) {
+            TopicRegistry.Topic t = topics.get(lt.name());
+            List<ListOffsetsResponseData.ListOffsetsPartitionResponse> parts = new ArrayList<>();
+            for (ListOffsetsRequestData.ListOffsetsPartition lp : lt.partitions()) {
+                ListOffsetsResponseData.ListOffsetsPartitionResponse r = new ListOffsetsResponseData.ListOffsetsPartitionResponse()
+                        .setPartitionIndex(lp.partitionIndex()).setTimestamp(-1).setOffset(-1).setLeaderEpoch(version >= 4 ? 0 : -1);
+                parts.add(r);
+                PartitionLog log = t == null ? null : t.partition(lp.partitionIndex());
+                if (log == null) {
+                    r.setErrorCode(TopicRegistry.missing(t, lp.partitionIndex()).code());
+                    continue;
+                }
+                long ts = lp.timestamp();
+                if (ts == ListOffsetsRequest.EARLIEST_TIMESTAMP || ts == ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP) {
+                    r.setOffset(log.logStartOffset());
+                } else if (ts == ListOffsetsRequest.LATEST_TIMESTAMP) {
+                    r.setOffset(log.highWatermark());
+                } else if (ts == ListOffsetsRequest.LATEST_TIERED_TIMESTAMP) {
+                    r.setOffset(-1);
+                } else if (ts == ListOffsetsRequest.MAX_TIMESTAMP || ts >= 0) {
+                    all.add(TimestampIndex.search(log, ts).thenAccept(found -> r.setOffset(found[0]).setTimestamp(found[1])));
+                } else {
+                    r.setErrorCode(Errors.INVALID_REQUEST.code());
+                }
+            }
+            out.add(new ListOffsetsResponseData.ListOffsetsTopicResponse().setName(lt.name()).setPartitions(parts));
+        }
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
+                .thenApply(v -> new ListOffsetsResponse(new ListOffsetsResponseData().setTopics(out)));
+    }
+}

@@ -1,0 +1,61 @@
+package io.s3stream.kafka.shell.fetch;
+
+import io.s3stream.kafka.shell.log.PartitionLog;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.requests.ListOffsetsRequest;
+
+import java.util.concurrent.CompletableFuture;
+
+/** Finds the first offset whose record timestamp is at least {@code ts} by scanning batches (no index yet). */
+final class TimestampIndex {
+    private TimestampIndex() {
+    }
+
+    /** Returns {offset, timestamp}, or {-1, -1}. {@code ts == -3}: the record with the largest timestamp. */
+    static CompletableFuture<long[]> search(PartitionLog log, long ts) {
+        long[] best = {-1, -1};
+        return scan(log, log.logStartOffset(), log.highWatermark(), ts, best);
+    }
+
+    private static CompletableFuture<long[]> scan(PartitionLog log, long from, long end, long ts, long[] best) {
+        if (from >= end) {
+            return CompletableFuture.completedFuture(best);
+        }
+        return log.read(from, 1 << 20).thenCompose(r -> {
+            if (r.error() != Errors.NONE || r.records() == null || !r.records().hasRemaining()) {
+                return CompletableFuture.completedFuture(best);
+            }
+            long next = from;
+            for (MutableRecordBatch b : MemoryRecords.readableRecords(r.records()).batches()) {
+                next = b.lastOffset() + 1;
+                if (ts == ListOffsetsRequest.MAX_TIMESTAMP) {
+                    if (b.maxTimestamp() > best[1]) {
+                        for (Record rec : b) {
+                            if (rec.timestamp() >= b.maxTimestamp() || b.timestampType() == TimestampType.LOG_APPEND_TIME) {
+                                best[0] = rec.offset();
+                                best[1] = b.maxTimestamp();
+                                break;
+                            }
+                        }
+                    }
+                    continue;
+                }
+                if (b.maxTimestamp() >= ts) {
+                    for (Record rec : b) {
+                        long recTs = b.timestampType() == TimestampType.LOG_APPEND_TIME ? b.maxTimestamp() : rec.timestamp();
+                        if (rec.offset() >= from && recTs >= ts) {
+                            best[0] = rec.offset();
+                            best[1] = recTs;
+                            return CompletableFuture.completedFuture(best);
+                        }
+                    }
+                }
+            }
+            return next <= from ? CompletableFuture.completedFuture(best) : scan(log, next, end, ts, best);
+        });
+    }
+}

@@ -1,0 +1,80 @@
+package io.s3stream.kafka.shell.network;
+
+import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ApiVersionsRequest;
+import org.apache.kafka.common.requests.ApiVersionsResponse;
+import org.apache.kafka.common.requests.RequestContext;
+
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * The dispatch table: every Kafka API the shell answers, by key, to the {@link ApiFamily} that answers it. It is the
+ * single source of what ApiVersions advertises and of what is accepted: a version outside a family's declared range
+ * gets UNSUPPORTED_VERSION, a failed answer the request's error response (logged with its key and version).
+ */
+public final class ApiDispatcher {
+    private static final System.Logger LOG = System.getLogger(ApiDispatcher.class.getName());
+    private static final short[] API_VERSIONS = {0, 4};
+
+    private final Map<ApiKeys, ApiFamily> byKey = new EnumMap<>(ApiKeys.class);
+    private final Map<ApiKeys, short[]> versions = new EnumMap<>(ApiKeys.class);
+
+    /** @throws IllegalArgumentException when two families declare the same key */
+    public ApiDispatcher(List<ApiFamily> families) {
+        versions.put(ApiKeys.API_VERSIONS, API_VERSIONS);
+        for (ApiFamily family : families) {
+            family.versions().forEach((key, range) -> {
+                if (versions.putIfAbsent(key, range) != null) {
+                    throw new IllegalArgumentException(key + " is declared by two API families");
+                }
+                byKey.put(key, family);
+            });
+        }
+    }
+
+    /** Whether {@code version} of {@code key} is answered. */
+    public boolean supports(ApiKeys key, short version) {
+        short[] range = versions.get(key);
+        return range != null && version >= range[0] && version <= range[1];
+    }
+
+    /** Answers one request; the future's value is null when no response is sent (produce with acks=0). */
+    public CompletableFuture<AbstractResponse> handle(RequestContext ctx, AbstractRequest request) {
+        ApiKeys key = ctx.header.apiKey();
+        short version = ctx.header.apiVersion();
+        if (key == ApiKeys.API_VERSIONS) {
+            return CompletableFuture.completedFuture(apiVersions((ApiVersionsRequest) request));
+        }
+        if (!supports(key, version)) {
+            return CompletableFuture.completedFuture(request.getErrorResponse(0, Errors.UNSUPPORTED_VERSION.exception()));
+        }
+        CompletableFuture<AbstractResponse> response;
+        try {
+            response = byKey.get(key).handle(ctx, request);
+        } catch (RuntimeException e) {
+            response = CompletableFuture.failedFuture(e);
+        }
+        return response.exceptionally(e -> {
+            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            LOG.log(System.Logger.Level.WARNING, () -> key + " v" + version + " failed", cause);
+            return request.getErrorResponse(0, cause);
+        });
+    }
+
+    private ApiVersionsResponse apiVersions(ApiVersionsRequest request) {
+        ApiVersionsResponseData.ApiVersionCollection keys = new ApiVersionsResponseData.ApiVersionCollection();
+        versions.forEach((k, v) -> keys.add(new ApiVersionsResponseData.ApiVersion()
+                .setApiKey(k.id).setMinVersion(v[0]).setMaxVersion(v[1])));
+        Errors error = request.hasUnsupportedRequestVersion() ? Errors.UNSUPPORTED_VERSION
+                : request.isValid() ? Errors.NONE : Errors.INVALID_REQUEST;
+        return new ApiVersionsResponse(new ApiVersionsResponseData().setErrorCode(error.code()).setApiKeys(keys));
+    }
+}
