@@ -5,7 +5,6 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.s3stream.InvalidConfigException;
 import io.s3stream.NodeFencedException;
 import io.s3stream.OverCapacityException;
-import io.s3stream.S3StreamException;
 import io.s3stream.StreamClosedException;
 import io.s3stream.spi.WalAppendResult;
 import io.s3stream.spi.WriteAheadLog;
@@ -435,7 +434,8 @@ public abstract class WriteAheadLogContractTest {
             } catch (ExecutionException e) {
                 t = rootCause(e);
             }
-            assertThat(t).isInstanceOfAny(StreamClosedException.class, S3StreamException.class);
+            assertThat(t).as("the SPI contract: a closed WAL refuses with StreamClosedException")
+                    .isInstanceOf(StreamClosedException.class).hasMessageContaining("closed");
         } finally {
             buf.release();
         }

@@ -14,6 +14,7 @@ import io.s3stream.internal.compaction.LeakChecker;
 import io.s3stream.spi.ObjectMetadata;
 import io.s3stream.spi.ObjectState;
 import io.s3stream.spi.ObjectType;
+import io.s3stream.spi.StreamRange;
 import io.s3stream.testing.EngineFixture;
 import io.s3stream.testing.FaultInjectingObjectStore;
 import io.s3stream.testing.FaultyObjectStoreProvider;
@@ -34,6 +35,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Compaction and object deletion through the engine, driven synchronously with {@link Compactor#runNow()}. */
 class StorageEngineCompactionTest {
@@ -226,16 +228,15 @@ class StorageEngineCompactionTest {
         assertThat(committed(engine, ObjectType.STREAM_SET)).containsExactlyElementsOf(inputs);
         assertThat(committed(engine, ObjectType.STREAM)).isEmpty();
         assertThat(leaks(engine).exact()).as(leaks(engine).toString()).isTrue();
-        // Readers still get the corruption reported, never data.
+        // Readers still get the corruption reported, never data: a fetch of the corrupted block's stream, from where
+        // that stream's range in the victim starts.
         engine.close();
         engine = open(b -> b);
-        Stream s = engine.openStream(streams.get(0).streamId(), 1).get();
-        CompletableFuture<FetchResult> f = s.fetch(s.startOffset(), s.confirmedOffset(), Integer.MAX_VALUE);
-        try {
-            f.get(10, TimeUnit.SECONDS).close();
-        } catch (ExecutionException e) {
-            assertThat(e.getCause()).isInstanceOf(CorruptDataException.class);
-        }
+        StreamRange corrupted = victim.ranges().get(0);
+        Stream s = engine.openStream(corrupted.streamId(), 1).get();
+        CompletableFuture<FetchResult> f = s.fetch(corrupted.startOffset(), s.confirmedOffset(), Integer.MAX_VALUE);
+        assertThatThrownBy(() -> f.get(10, TimeUnit.SECONDS).close()).isInstanceOf(ExecutionException.class)
+                .cause().isInstanceOf(CorruptDataException.class);
     }
 
     @Test

@@ -12,6 +12,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.ServiceLoader;
 import java.util.UUID;
 
@@ -83,7 +84,26 @@ class BlockDeviceWalBadInputTest {
         Files.createDirectories(dir);
         Path file = dir.resolve("zeros.img");
         Files.write(file, new byte[2 << 20]);
-        open(uri(file, "")); // all zeros: formatted
+        BlockDeviceWalConfig config = BlockDeviceWalConfig.parse(uri(file, ""));
+        BlockDeviceWal wal = TestWals.open(config, 3); // all zeros: formatted, the file's own size
+        assertThat(TestWals.recover(wal)).as("a formatted log holds no record").isEmpty();
+        TestWals.appendSync(wal, new byte[] {4, 5, 6});
+        wal.close();
+        byte[] head = new byte[4096];
+        try (var in = Files.newInputStream(file)) {
+            assertThat(in.readNBytes(head, 0, head.length)).isEqualTo(head.length);
+        }
+        assertThat(head).as("a header was written").isNotEqualTo(new byte[head.length]);
+        assertThat(Files.size(file)).as("the file keeps its size").isEqualTo(2L << 20);
+
+        BlockDeviceWal reopened = TestWals.open(config, 4);
+        try {
+            List<TestWals.Recovered> records = TestWals.recover(reopened);
+            assertThat(records).as("the append after formatting is recovered").hasSize(1);
+            assertThat(records.get(0).data()).containsExactly(4, 5, 6);
+        } finally {
+            reopened.close();
+        }
     }
 
     @Test
