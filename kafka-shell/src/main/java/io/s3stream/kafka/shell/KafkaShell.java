@@ -244,6 +244,11 @@ public final class KafkaShell implements AutoCloseable {
         return groups;
     }
 
+    /** The engine's key-value space (topics, leaders, leases, offsets), for tests in this package. */
+    io.s3stream.KeyValues keyValuesForTest() {
+        return storage.keyValues();
+    }
+
     /** The topic registry, for tests in this package. */
     TopicRegistry topicsForTest() {
         return topics;

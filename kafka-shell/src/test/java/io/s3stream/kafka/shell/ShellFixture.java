@@ -1,9 +1,7 @@
 package io.s3stream.kafka.shell;
 
-import io.s3stream.internal.metadata.InMemoryMetadataStoreProvider;
-import io.s3stream.internal.store.MemObjectStore;
-import io.s3stream.internal.wal.InMemoryWal;
 import io.s3stream.kafka.shell.config.ShellConfig;
+import io.s3stream.testing.MemBackends;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -102,8 +100,8 @@ final class ShellFixture implements AutoCloseable {
     @Override
     public void close() {
         shell.close();
-        InMemoryWal.clear(name + "-wal");
-        MemObjectStore.clear(name);
-        InMemoryMetadataStoreProvider.clear(name);
+        MemBackends.clearWal(name + "-wal");
+        MemBackends.clearObjectStore(name);
+        MemBackends.clearMetadata(name);
     }
 }

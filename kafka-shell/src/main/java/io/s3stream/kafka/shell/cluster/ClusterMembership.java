@@ -187,6 +187,33 @@ public final class ClusterMembership implements AutoCloseable {
         }
         observed.keySet().retainAll(present);
         live = alive;
+        if (failover && canServe() && alive.firstKey() == nodeId) {
+            rescueStranded(alive, present);
+        }
+    }
+
+    /**
+     * Partitions led by (or moving to) a shell that has neither a lease nor a registration are stranded: nobody will
+     * ever fail that shell over again. It happens when a move to a shell (the balancer's, an operator's) lands just
+     * after the shell was taken over, or while it stopped. The lowest live shell hands such partitions to the live
+     * ones, as a takeover would have.
+     */
+    private void rescueStranded(SortedMap<Integer, Long> alive, Set<Integer> leased) {
+        Set<Integer> registered = null;
+        for (int id : topics.leadersAndTargets()) {
+            if (alive.containsKey(id) || leased.contains(id) || failingOver.contains(id)) {
+                continue;
+            }
+            if (registered == null) {
+                registered = topics.brokersNow().keySet();
+            }
+            if (!registered.contains(id)) {
+                int moved = topics.reassignAllFrom(id, alive.keySet());
+                LOG.log(System.Logger.Level.WARNING, "node {0}: {1} partition(s) were led by or moving to node {2}, "
+                        + "which has no lease and no registration; handed to the live shells", nodeId, moved, id);
+                topics.reconcile();
+            }
+        }
     }
 
     /** Claims the failover of {@code deadId} (or re-claims it from a dead claimant) and carries it out if won. */

@@ -173,7 +173,7 @@ public final class TopicRegistry {
     }
 
     /** The registered shells as the manifest has them now, not as of the last reconcile (to validate a request). */
-    SortedMap<Integer, String> brokersNow() {
+    public SortedMap<Integer, String> brokersNow() {
         refreshBrokers();
         return brokers;
     }
@@ -385,6 +385,25 @@ public final class TopicRegistry {
             }
         }
         throw new IllegalStateException("partition " + topic + "-" + partition + " record kept changing");
+    }
+
+    /**
+     * The shells that lead a partition or are the target of a move into one, as the manifest has them now; a shell
+     * among them that is neither registered nor holding a lease strands those partitions (see
+     * {@code ClusterMembership}).
+     */
+    public java.util.Set<Integer> leadersAndTargets() {
+        java.util.Set<Integer> out = new java.util.TreeSet<>();
+        for (byte[] record : kv.list(LEADER_PREFIX).join().values()) {
+            long[] r = parseLeader(record);
+            if (r[0] >= 0) {
+                out.add((int) r[0]);
+            }
+            if (r[2] >= 0) {
+                out.add((int) r[2]);
+            }
+        }
+        return out;
     }
 
     /**
@@ -656,7 +675,7 @@ public final class TopicRegistry {
 
     // ---------------------------------------------------------------- encoding
 
-    static String leaderKey(String topic, int partition) {
+    public static String leaderKey(String topic, int partition) {
         return LEADER_PREFIX + topic + "/" + partition;
     }
 
