@@ -49,7 +49,7 @@ public final class ObjectStores {
         if (provider == null) {
             throw new InvalidConfigException(SETTING + " '" + uri + "': no object store for scheme '" + scheme
                     + "' on the class path; available: " + availableSchemes()
-                    + " (s3 and azblob need their store module as a dependency)");
+                    + " (s3, file and mem are built in; azblob also needs com.azure:azure-storage-blob on the class path)");
         }
         return provider.open(parsed);
     }
