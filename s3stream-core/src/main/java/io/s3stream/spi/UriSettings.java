@@ -21,14 +21,21 @@ public final class UriSettings {
     private UriSettings() {
     }
 
-    /** The query parameters, percent-decoded, in order. A parameter without {@code =} has the value "". */
+    /**
+     * The query parameters, percent-decoded, in order. A parameter without {@code =} has the value "", empty pairs
+     * ({@code a=1&&b=2}) are skipped. Opaque URIs ({@code manifest:default?pollMs=500}) are read the same way. This is
+     * the one parser of URI settings in the project: backends built in and backends in modules use it alike.
+     */
     public static Map<String, String> query(URI uri) {
         Map<String, String> out = new LinkedHashMap<>();
-        String raw = uri.getRawQuery();
+        String raw = rawQuery(uri);
         if (raw == null || raw.isEmpty()) {
             return out;
         }
         for (String pair : raw.split("&")) {
+            if (pair.isEmpty()) {
+                continue;
+            }
             int eq = pair.indexOf('=');
             String k = eq < 0 ? pair : pair.substring(0, eq);
             String v = eq < 0 ? "" : pair.substring(eq + 1);
@@ -37,16 +44,35 @@ public final class UriSettings {
         return out;
     }
 
-    /** Refuses parameters outside {@code known}, so that a typo does not pass silently. */
+    /**
+     * Refuses parameters outside {@code known}, so that a typo does not pass silently. The error names the URI without
+     * its query, which may hold credentials.
+     */
     public static Map<String, String> query(URI uri, Set<String> known) {
         Map<String, String> query = query(uri);
         for (String key : query.keySet()) {
             if (!known.contains(key)) {
-                throw new InvalidConfigException(uri + ": unknown parameter '" + key + "' (known: "
+                throw new InvalidConfigException(withoutQuery(uri) + ": unknown parameter '" + key + "' (known: "
                         + new TreeSet<>(known) + ")");
             }
         }
         return Collections.unmodifiableMap(query);
+    }
+
+    /** {@code uri} without its query (which may hold keys or passwords): what logs and error messages may show. */
+    public static String withoutQuery(URI uri) {
+        String text = uri.toString();
+        int q = text.indexOf('?');
+        return q < 0 ? text : text.substring(0, q);
+    }
+
+    private static String rawQuery(URI uri) {
+        if (!uri.isOpaque()) {
+            return uri.getRawQuery();
+        }
+        String ssp = uri.getRawSchemeSpecificPart();
+        int q = ssp.indexOf('?');
+        return q < 0 ? null : ssp.substring(q + 1);
     }
 
     /**

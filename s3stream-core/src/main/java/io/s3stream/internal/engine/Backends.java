@@ -2,6 +2,7 @@ package io.s3stream.internal.engine;
 
 import io.s3stream.InvalidConfigException;
 import io.s3stream.StorageConfig;
+import io.s3stream.internal.util.Providers;
 import io.s3stream.spi.MetadataStore;
 import io.s3stream.spi.MetadataStoreProvider;
 import io.s3stream.spi.ObjectStore;
@@ -13,9 +14,8 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.ServiceLoader;
 
-/** Finds WAL and metadata backends by URI scheme through {@link ServiceLoader}, with errors that say what to add. */
+/** Finds WAL and metadata backends by URI scheme ({@link Providers}), with errors that say what to add. */
 final class Backends {
     private static final System.Logger LOG = System.getLogger(Backends.class.getName());
 
@@ -27,7 +27,7 @@ final class Backends {
     }
 
     static WalBackend walBackend(StorageConfig config) {
-        List<WriteAheadLogProvider> providers = load(WriteAheadLogProvider.class);
+        List<WriteAheadLogProvider> providers = Providers.load(WriteAheadLogProvider.class, "StorageConfig.wal");
         URI uri;
         if (config.wal().isPresent()) {
             uri = parse("wal", config.wal().get());
@@ -55,7 +55,7 @@ final class Backends {
     }
 
     static MetadataStore openMetadata(StorageConfig config, ObjectStore objectStore) {
-        List<MetadataStoreProvider> providers = load(MetadataStoreProvider.class);
+        List<MetadataStoreProvider> providers = Providers.load(MetadataStoreProvider.class, "StorageConfig.metadata");
         URI uri;
         if (config.metadata().isPresent()) {
             uri = parse("metadata", config.metadata().get());
@@ -81,15 +81,6 @@ final class Backends {
         } catch (URISyntaxException e) {
             throw new InvalidConfigException("StorageConfig." + setting + " is not a valid URI: " + e.getMessage(), e);
         }
-    }
-
-    private static <T> List<T> load(Class<T> type) {
-        List<T> out = new ArrayList<>();
-        ServiceLoader.load(type, Backends.class.getClassLoader()).forEach(out::add);
-        if (out.isEmpty()) {
-            ServiceLoader.load(type).forEach(out::add);
-        }
-        return out;
     }
 
     private static String schemes(List<?> providers) {

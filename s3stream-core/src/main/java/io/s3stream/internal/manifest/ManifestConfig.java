@@ -1,6 +1,7 @@
 package io.s3stream.internal.manifest;
 
 import io.s3stream.InvalidConfigException;
+import io.s3stream.spi.UriSettings;
 
 import java.net.URI;
 import java.util.HashMap;
@@ -56,21 +57,7 @@ public record ManifestConfig(String prefix, long pollMs, long checkpointEvery, l
         if (uri == null || !"manifest".equalsIgnoreCase(uri.getScheme())) {
             throw new InvalidConfigException("metadata URI must look like manifest:default?pollMs=500, was " + uri);
         }
-        String ssp = uri.getRawSchemeSpecificPart();
-        int q = ssp.indexOf('?');
-        Map<String, String> params = new HashMap<>();
-        if (q >= 0) {
-            for (String kv : ssp.substring(q + 1).split("&")) {
-                if (kv.isEmpty()) {
-                    continue;
-                }
-                int eq = kv.indexOf('=');
-                if (eq <= 0) {
-                    throw new InvalidConfigException("metadata URI " + uri + ": parameter '" + kv + "' is not k=v");
-                }
-                params.put(kv.substring(0, eq), kv.substring(eq + 1));
-            }
-        }
+        Map<String, String> params = new HashMap<>(UriSettings.query(uri));
         ManifestConfig d = DEFAULTS;
         ManifestConfig c = new ManifestConfig(
                 params.getOrDefault("prefix", d.prefix()),

@@ -1,20 +1,19 @@
 package io.s3stream.internal.store;
 
 import io.s3stream.InvalidConfigException;
+import io.s3stream.internal.util.Providers;
 import io.s3stream.spi.ObjectStore;
 import io.s3stream.spi.ObjectStoreProvider;
 
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.util.Locale;
-import java.util.ServiceConfigurationError;
-import java.util.ServiceLoader;
+import java.util.List;
 import java.util.TreeSet;
 
 /**
- * Opens the {@link ObjectStore} a URI names, finding its backend by scheme among the {@link ObjectStoreProvider}s
- * that {@link ServiceLoader} sees (this module's {@code file} and {@code mem}, and those of any store module on the
- * class or module path).
+ * Opens the {@link ObjectStore} a URI names, finding its backend by scheme among the {@link ObjectStoreProvider}s on
+ * the class or module path ({@link Providers}): this module's {@code s3}, {@code azblob}, {@code file} and {@code mem},
+ * and those of any other module.
  */
 public final class ObjectStores {
     /** The configuration setting the URI comes from, named in errors. */
@@ -49,32 +48,18 @@ public final class ObjectStores {
         if (provider == null) {
             throw new InvalidConfigException(SETTING + " '" + uri + "': no object store for scheme '" + scheme
                     + "' on the class path; available: " + availableSchemes()
-                    + " (s3, file and mem are built in; azblob also needs com.azure:azure-storage-blob on the class path)");
+                    + " (s3, file and mem are built in; azblob needs com.azure:azure-storage-blob on the class path)");
         }
         return provider.open(parsed);
     }
 
     private static ObjectStoreProvider find(String scheme) {
-        String wanted = scheme.toLowerCase(Locale.ROOT);
-        try {
-            for (ObjectStoreProvider provider : ServiceLoader.load(ObjectStoreProvider.class)) {
-                if (provider.scheme().toLowerCase(Locale.ROOT).equals(wanted)) {
-                    return provider;
-                }
-            }
-        } catch (ServiceConfigurationError e) {
-            throw new InvalidConfigException(SETTING + ": an object store provider on the class path is broken: "
-                    + e.getMessage(), e);
-        }
-        return null;
+        List<ObjectStoreProvider> providers = Providers.load(ObjectStoreProvider.class, SETTING);
+        return Providers.byScheme(providers, ObjectStoreProvider::scheme, scheme);
     }
 
     /** Schemes of every provider found, sorted. */
     static TreeSet<String> availableSchemes() {
-        TreeSet<String> schemes = new TreeSet<>();
-        for (ObjectStoreProvider provider : ServiceLoader.load(ObjectStoreProvider.class)) {
-            schemes.add(provider.scheme());
-        }
-        return schemes;
+        return Providers.schemes(Providers.load(ObjectStoreProvider.class, SETTING), ObjectStoreProvider::scheme);
     }
 }

@@ -2,9 +2,11 @@ package io.s3stream.internal.store;
 
 import io.netty.buffer.ByteBuf;
 import io.s3stream.spi.ObjectStoreException;
+import io.s3stream.spi.UriSettings;
 
 import java.net.URI;
 import java.util.Comparator;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -92,14 +94,9 @@ final class StoreSupport {
      */
     static int minPartSizeBytes(URI uri) {
         int minPartSizeBytes = DEFAULT_MIN_PART_SIZE_BYTES;
-        String query = uri.getQuery();
-        if (query == null || query.isEmpty()) {
-            return minPartSizeBytes;
-        }
-        for (String pair : query.split("&")) {
-            int eq = pair.indexOf('=');
-            String name = eq < 0 ? pair : pair.substring(0, eq);
-            String value = eq < 0 ? "" : pair.substring(eq + 1);
+        for (Map.Entry<String, String> setting : UriSettings.query(uri).entrySet()) {
+            String name = setting.getKey();
+            String value = setting.getValue();
             if (!name.equals("minPartSizeBytes")) {
                 throw new ObjectStoreException(uri + ": unknown setting '" + name
                         + "' (the only setting is minPartSizeBytes)", false);

@@ -1,11 +1,9 @@
 package io.s3stream.internal.store;
 
 import io.s3stream.spi.ObjectStoreException;
+import io.s3stream.spi.UriSettings;
 
 import java.net.URI;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 
@@ -20,21 +18,11 @@ import java.util.Set;
 record StoreUri(URI uri, Map<String, String> settings) {
 
     static StoreUri parse(URI uri, Set<String> known) {
-        Map<String, String> settings = new LinkedHashMap<>();
-        String query = uri.getRawQuery();
-        if (query != null && !query.isEmpty()) {
-            for (String pair : query.split("&")) {
-                if (pair.isEmpty()) {
-                    continue;
-                }
-                int eq = pair.indexOf('=');
-                String name = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
-                String value = URLDecoder.decode(eq < 0 ? "" : pair.substring(eq + 1), StandardCharsets.UTF_8);
-                if (!known.contains(name)) {
-                    throw new ObjectStoreException(redact(uri) + ": unknown setting '" + name + "' (known: "
-                            + String.join(", ", known.stream().sorted().toList()) + ")", false);
-                }
-                settings.put(name, value);
+        Map<String, String> settings = UriSettings.query(uri);
+        for (String name : settings.keySet()) {
+            if (!known.contains(name)) {
+                throw new ObjectStoreException(UriSettings.withoutQuery(uri) + ": unknown setting '" + name
+                        + "' (known: " + String.join(", ", known.stream().sorted().toList()) + ")", false);
             }
         }
         return new StoreUri(uri, Map.copyOf(settings));
@@ -77,13 +65,7 @@ record StoreUri(URI uri, Map<String, String> settings) {
 
     /** The URI without its query (which may hold keys): safe for logs and error messages. */
     String redacted() {
-        return redact(uri);
-    }
-
-    private static String redact(URI uri) {
-        String s = uri.toString();
-        int q = s.indexOf('?');
-        return q < 0 ? s : s.substring(0, q);
+        return UriSettings.withoutQuery(uri);
     }
 
     /** The key prefix from a path: no leading slash, a trailing slash unless empty. */

@@ -2,13 +2,13 @@ package io.s3stream.internal.tool;
 
 import io.s3stream.internal.compaction.LeakChecker;
 import io.s3stream.internal.store.ObjectStores;
+import io.s3stream.internal.util.Providers;
 import io.s3stream.spi.MetadataStore;
 import io.s3stream.spi.MetadataStoreProvider;
 import io.s3stream.spi.ObjectStore;
 
 import java.io.PrintStream;
 import java.net.URI;
-import java.util.ServiceLoader;
 
 /**
  * Offline CLI that compares a bucket with its manifest and reports leaked objects (in the bucket, neither referenced
@@ -58,12 +58,12 @@ public final class LeakCheckTool {
 
     private static MetadataStore openMetadata(String uri, ObjectStore store) {
         URI parsed = URI.create(uri);
-        for (MetadataStoreProvider p : ServiceLoader.load(MetadataStoreProvider.class,
-                LeakCheckTool.class.getClassLoader())) {
-            if (p.scheme().equalsIgnoreCase(parsed.getScheme())) {
-                return p.open(parsed, store);
-            }
+        java.util.List<MetadataStoreProvider> providers = Providers.load(MetadataStoreProvider.class, "metadata");
+        MetadataStoreProvider p = Providers.byScheme(providers, MetadataStoreProvider::scheme, parsed.getScheme());
+        if (p == null) {
+            throw new IllegalArgumentException("no metadata store for scheme '" + parsed.getScheme() + "' (available: "
+                    + Providers.schemes(providers, MetadataStoreProvider::scheme) + ")");
         }
-        throw new IllegalArgumentException("no metadata store for scheme '" + parsed.getScheme() + "'");
+        return p.open(parsed, store);
     }
 }
