@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# A/B: kafka-shell built from two git revisions, side by side on this machine, same ProducerPerformance commands as
+# produce-consume.sh (1 KiB records, acks=all, linger.ms=5, batch.size=131072, 1 partition, loopback). For a change
+# that must not cost speed (a refactoring) or that claims to gain it (an optimisation).
+#   benchmarks/compare/shell-ab.sh                      # BASE=HEAD~1 ROUNDS=3 RECORDS=200000 RATE_SECONDS=20
+#   BASE=a432043 benchmarks/compare/shell-ab.sh         # the working tree against a432043
+# "base" is BASE exported (git archive) into .work/ab-base and built there (offline when the local repository has all);
+# "head" is this working tree. Tests: unthrottled throughput; latency at a fixed 10,000 rec/s. Both shells run for the
+# whole script on their embedded default (wal-blockdev file + file:// objects); each round runs every (test, system)
+# once, the order alternating per round; the table reports medians over rounds and the ratio head/base.
+. "$(dirname "$0")/lib.sh"
+BASE="${BASE:-HEAD~1}"
+ROUNDS="${ROUNDS:-3}"
+RECORDS="${RECORDS:-200000}"
+RATE_SECONDS="${RATE_SECONDS:-20}"
+BASE_PORT="${BASE_PORT:-29192}"
+
+setup_kafka_tools
+BASE_TREE="$WORK/ab-base"
+base_rev="$(cd "$ROOT" && git rev-parse --short "$BASE")"
+head_rev="$(cd "$ROOT" && git rev-parse --short HEAD)$(cd "$ROOT" && git diff --quiet HEAD -- . ':!benchmarks' || echo '+dirty')"
+if [ "$(cat "$BASE_TREE/.rev" 2>/dev/null)" != "$base_rev" ]; then
+  rm -rf "$BASE_TREE"; mkdir -p "$BASE_TREE"
+  (cd "$ROOT" && git archive "$base_rev") | tar -x -C "$BASE_TREE"
+  echo "$base_rev" >"$BASE_TREE/.rev"
+fi
+log "building base $base_rev in $BASE_TREE and head $head_rev"
+# package, not install: each tree's bin/kafka-shell runs on its own reactor's jars, and the local repository keeps
+# the working tree's snapshots.
+(cd "$BASE_TREE" && { ./mvnw -q -B -o -pl kafka-shell -am -DskipTests package >/dev/null 2>&1 \
+  || ./mvnw -q -B -pl kafka-shell -am -DskipTests package; } && touch kafka-shell/target/runtime-classpath.txt)
+build_shell
+mkdir -p "$RUN"
+: >"$RUN/perf.log"
+TSV="$RUN/shell-ab.tsv"
+printf 'round\tsystem\ttest\tload\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\n' >"$TSV"
+machine | tee "$RUN/machine.txt" >&2
+
+start_one() { # system root port dir
+  rm -rf "$4"; mkdir -p "$4"
+  KAFKA_SHELL_HEAP="${KAFKA_SHELL_HEAP:-1g}" KAFKA_SHELL_DIRECT="${KAFKA_SHELL_DIRECT:-768m}" \
+    "$2/bin/kafka-shell" --override listeners="PLAINTEXT://127.0.0.1:$3" \
+    --override s3stream.data.dir="$4" --override group.initial.rebalance.delay.ms=0 >"$4/shell.log" 2>&1 &
+  PIDS+=($!)
+  wait_port 127.0.0.1 "$3" 120 $! || { tail -20 "$4/shell.log" >&2; exit 1; }
+  log "$1 ($2) up on 127.0.0.1:$3"
+}
+start_one base "$BASE_TREE" "$BASE_PORT" "$RUN/base"
+start_one head "$ROOT" "$SHELL_PORT" "$RUN/head"
+port() { case "$1" in base) echo "$BASE_PORT" ;; head) echo "$SHELL_PORT" ;; esac; }
+
+SYSTEMS=(base head)
+for ((round = 1; round <= ROUNDS; round++)); do
+  if ((round % 2)); then order=(base head); else order=(head base); fi
+  for test in unthrottled rate10000; do
+    for sys in "${order[@]}"; do
+      bs="127.0.0.1:$(port "$sys")"
+      topic="ab-$test-r$round"
+      create_topic "$bs" "$topic"
+      quiet
+      case "$test" in
+        unthrottled) row="$(produce "$bs" "$topic" "$RECORDS" -1 $((RECORDS / 5)))" ;;
+        rate10000) row="$(produce "$bs" "$topic" $((10000 * RATE_SECONDS)) 10000 $((10000 * 3)))" ;;
+      esac
+      printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$sys" "$test" "$LOAD" "$(tr ' ' '\t' <<<"$row")" | tee -a "$TSV" >&2
+    done
+  done
+done
+
+python3 - "$TSV" "$base_rev" "$head_rev" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+base, head = sys.argv[2], sys.argv[3]
+def med(sys_, test, col):
+    v = [float(r[col]) for r in rows if r["system"] == sys_ and r["test"] == test]
+    return statistics.median(v) if v else float("nan")
+loads = [float(r["load"]) for r in rows]
+print(f"kafka-shell {head} (head) vs {base} (base), medians of {len(rows)//4} rounds; load during runs "
+      f"{min(loads):.2f}-{max(loads):.2f}")
+print("| test | base | head | head / base |")
+print("|---|---:|---:|---:|")
+for test, col, label in [("unthrottled", "rec_s", "unthrottled, rec/s"), ("unthrottled", "p99_ms", "unthrottled p99 ms"),
+                         ("rate10000", "p50_ms", "10,000 rec/s: p50 ms"), ("rate10000", "p99_ms", "10,000 rec/s: p99 ms"),
+                         ("rate10000", "p999_ms", "10,000 rec/s: p99.9 ms")]:
+    b, h = med("base", test, col), med("head", test, col)
+    print(f"| {label} | {b:,.1f} | {h:,.1f} | {h / b:.2f}× |")
+PY
