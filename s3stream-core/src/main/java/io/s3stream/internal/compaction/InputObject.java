@@ -1,10 +1,8 @@
 package io.s3stream.internal.compaction;
 
-import io.netty.buffer.ByteBuf;
 import io.s3stream.internal.format.IndexEntry;
-import io.s3stream.internal.format.ObjectFooter;
-import io.s3stream.internal.format.ObjectFormat;
 import io.s3stream.internal.format.ObjectIndex;
+import io.s3stream.internal.format.ObjectTail;
 import io.s3stream.internal.store.ObjectStorage;
 import io.s3stream.spi.ObjectMetadata;
 
@@ -18,32 +16,10 @@ import java.util.List;
  * @param index    its validated index
  */
 record InputObject(ObjectMetadata metadata, ObjectIndex index) {
-    private static final int TAIL_READ_BYTES = 64 * 1024;
-
     static InputObject load(ObjectStorage store, ObjectMetadata object) {
-        long size = object.sizeBytes();
-        int tailLength = (int) Math.min(size, TAIL_READ_BYTES);
-        long tailStart = size - tailLength;
-        ByteBuf tail = store.get(object.key(), tailStart, tailLength, ObjectStorage.Priority.COMPACTION).join();
-        try {
-            ObjectFooter footer = ObjectFooter.decode(
-                    tail.slice(tail.readerIndex() + tailLength - ObjectFormat.FOOTER_SIZE, ObjectFormat.FOOTER_SIZE),
-                    size, object.key());
-            if (footer.indexPosition() >= tailStart) {
-                int from = (int) (footer.indexPosition() - tailStart);
-                return new InputObject(object, ObjectIndex.decode(
-                        tail.slice(tail.readerIndex() + from, footer.indexLength()), footer, object.key()));
-            }
-            ByteBuf indexBytes = store.get(object.key(), footer.indexPosition(), footer.indexLength(),
-                    ObjectStorage.Priority.COMPACTION).join();
-            try {
-                return new InputObject(object, ObjectIndex.decode(indexBytes, footer, object.key()));
-            } finally {
-                indexBytes.release();
-            }
-        } finally {
-            tail.release();
-        }
+        return new InputObject(object, ObjectTail.readIndex(object.key(), object.sizeBytes(),
+                (position, length) -> store.get(object.key(), position, length, ObjectStorage.Priority.COMPACTION))
+                .join());
     }
 
     String key() {

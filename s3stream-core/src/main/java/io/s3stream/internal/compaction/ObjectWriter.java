@@ -88,8 +88,7 @@ final class ObjectWriter implements AutoCloseable {
             int capacity = Math.max(targetBlockBytes, entry.sizeBytes());
             block = alloc.directBuffer(Math.min(capacity, entry.sizeBytes() * 4 + 64), capacity);
             gauge.add(capacity);
-            block.writeLong(entry.streamId());
-            block.writeInt(0);
+            DataBlock.writeHeader(block, entry.streamId());
             blockStream = entry.streamId();
             blockStart = entry.startOffset();
             blockEnd = entry.startOffset();
@@ -105,9 +104,7 @@ final class ObjectWriter implements AutoCloseable {
         if (block == null) {
             return;
         }
-        block.setInt(ObjectFormat.BLOCK_BATCH_COUNT_OFFSET, blockBatches);
-        block.writeInt(DataBlock.checksum(block, block.readerIndex(), block.readableBytes()));
-        int size = block.readableBytes();
+        int size = DataBlock.seal(block, blockBatches);
         entries.add(new IndexEntry(blockStream, blockStart, blockEnd, (int) (blockEnd - blockStart), written, size));
         written += size;
         if (part == null) {

@@ -8,9 +8,8 @@ import io.s3stream.cache.RangeLoader;
 import io.s3stream.internal.format.DataBlock;
 import io.s3stream.internal.format.DecodedBatch;
 import io.s3stream.internal.format.IndexEntry;
-import io.s3stream.internal.format.ObjectFooter;
-import io.s3stream.internal.format.ObjectFormat;
 import io.s3stream.internal.format.ObjectIndex;
+import io.s3stream.internal.format.ObjectTail;
 import io.s3stream.internal.store.ObjectStorage;
 import io.s3stream.spi.ObjectMetadata;
 
@@ -28,15 +27,14 @@ import java.util.concurrent.CompletableFuture;
  * ({@link BlockCache#getAll}). Reads of a sequential reader (see {@link ReadAhead}) go through the
  * {@link CatchUpThrottle} and read ahead into the block cache's read-ahead area, within the reader's window.
  *
- * <p>Design note: the first read of an object fetches its tail in one GET sized to hold the footer and, usually, the
- * whole index, so a cold object costs two requests (tail, block) rather than three.
+ * <p>Design note: the first read of an object fetches its tail in one GET ({@link ObjectTail}) sized to hold the footer
+ * and, usually, the whole index, so a cold object costs two requests (tail, block) rather than three.
  *
  * <p>Priority: reads of objects committed within the last {@link #TAIL_WINDOW_MS} are tail reads (a consumer slightly
  * behind); older objects are catch-up reads, which the object-store scheduler caps at half its slots so that a replay
  * never delays uploads.
  */
 final class ObjectFetcher {
-    private static final int TAIL_READ_BYTES = 64 * 1024;
     static final long TAIL_WINDOW_MS = 60_000;
 
     private final ObjectStorage store;
@@ -171,30 +169,8 @@ final class ObjectFetcher {
     }
 
     private CompletableFuture<ObjectIndex> loadIndex(ObjectMetadata object, ObjectStorage.Priority priority) {
-        long size = object.sizeBytes();
-        int tailLength = (int) Math.min(size, TAIL_READ_BYTES);
-        long tailStart = size - tailLength;
-        return store.get(object.key(), tailStart, tailLength, priority).thenCompose(tail -> {
-            try {
-                ObjectFooter footer = ObjectFooter.decode(
-                        tail.slice(tail.readerIndex() + tailLength - ObjectFormat.FOOTER_SIZE, ObjectFormat.FOOTER_SIZE),
-                        size, object.key());
-                if (footer.indexPosition() >= tailStart) {
-                    int from = (int) (footer.indexPosition() - tailStart);
-                    return CompletableFuture.completedFuture(ObjectIndex.decode(
-                            tail.slice(tail.readerIndex() + from, footer.indexLength()), footer, object.key()));
-                }
-                return store.get(object.key(), footer.indexPosition(), footer.indexLength(), priority).thenApply(indexBytes -> {
-                    try {
-                        return ObjectIndex.decode(indexBytes, footer, object.key());
-                    } finally {
-                        indexBytes.release();
-                    }
-                });
-            } finally {
-                tail.release();
-            }
-        });
+        return ObjectTail.readIndex(object.key(), object.sizeBytes(),
+                (position, length) -> store.get(object.key(), position, length, priority));
     }
 
     /** Forgets a deleted object's index. */

@@ -24,9 +24,29 @@ public final class DataBlock {
     private DataBlock() {
     }
 
-    /** The CRC32C a block stores over its bytes {@code [index, index + length)} (for writers that lay out blocks). */
+    /** The CRC32C a block stores over its bytes {@code [index, index + length)}. */
     public static int checksum(ByteBuf buf, int index, int length) {
         return Crc32c.of(buf, index, length);
+    }
+
+    /**
+     * Starts a block at {@code block}'s writer index, which must equal its reader index: the header, its batch count
+     * left for {@link #seal}. The caller then appends whole batches (header and payload, as {@link ObjectFormat} lays
+     * them out). The one block encoder: the engine's uploads and compaction's rewrites both write through it.
+     */
+    public static void writeHeader(ByteBuf block, long streamId) {
+        block.writeLong(streamId);
+        block.writeInt(0);
+    }
+
+    /**
+     * Ends the block between {@code block}'s reader and writer index: records its batch count and appends the CRC32C
+     * of everything before it. Returns the block's size, CRC included.
+     */
+    public static int seal(ByteBuf block, int batchCount) {
+        block.setInt(block.readerIndex() + BLOCK_BATCH_COUNT_OFFSET, batchCount);
+        block.writeInt(checksum(block, block.readerIndex(), block.readableBytes()));
+        return block.readableBytes();
     }
 
     /**

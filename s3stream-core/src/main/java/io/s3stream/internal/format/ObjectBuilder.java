@@ -13,7 +13,6 @@ import static io.s3stream.internal.format.ObjectFormat.BATCH_BASE_OFFSET_OFFSET;
 import static io.s3stream.internal.format.ObjectFormat.BATCH_HEADER_SIZE;
 import static io.s3stream.internal.format.ObjectFormat.BATCH_PAYLOAD_LENGTH_OFFSET;
 import static io.s3stream.internal.format.ObjectFormat.BATCH_RECORD_COUNT_OFFSET;
-import static io.s3stream.internal.format.ObjectFormat.BLOCK_BATCH_COUNT_OFFSET;
 import static io.s3stream.internal.format.ObjectFormat.BLOCK_CRC_SIZE;
 import static io.s3stream.internal.format.ObjectFormat.BLOCK_HEADER_SIZE;
 import static io.s3stream.internal.format.ObjectFormat.BLOCK_STREAM_ID_OFFSET;
@@ -162,14 +161,11 @@ public final class ObjectBuilder implements AutoCloseable {
         blockSize = BLOCK_HEADER_SIZE;
         blockBatchCount = 0;
         block = alloc.directBuffer(capacity);
-        block.writeLong(streamId);
-        block.writeInt(0); // batch count, set when the block closes
+        DataBlock.writeHeader(block, streamId);
     }
 
     private void closeBlock() {
-        block.setInt(BLOCK_BATCH_COUNT_OFFSET, blockBatchCount);
-        int crc = Crc32c.of(block, block.readerIndex(), block.readableBytes());
-        block.writeInt(crc);
+        DataBlock.seal(block, blockBatchCount);
         components.add(block);
         block = null;
         closedBlocks.add(openBlockEntry());

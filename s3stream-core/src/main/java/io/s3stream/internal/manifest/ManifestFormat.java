@@ -1,7 +1,7 @@
 package io.s3stream.internal.manifest;
 
 import io.s3stream.CorruptDataException;
-import io.s3stream.internal.metadata.InMemoryManifest;
+import io.s3stream.internal.metadata.ManifestState;
 import io.s3stream.internal.metadata.ManifestOp;
 import io.s3stream.spi.CommitRequest;
 import io.s3stream.spi.ObjectKeys;
@@ -114,7 +114,7 @@ final class ManifestFormat {
     }
 
     /** A decoded checkpoint: the state after applying every entry up to {@code seq}, whose time was {@code time}. */
-    record Checkpoint(long seq, Instant time, InMemoryManifest.Snapshot snapshot) {
+    record Checkpoint(long seq, Instant time, ManifestState.Snapshot snapshot) {
     }
 
     // ------------------------------------------------------------------------------------------------ encode
@@ -130,7 +130,7 @@ final class ManifestFormat {
     }
 
     static byte[] encodeCheckpoint(Checkpoint checkpoint) {
-        InMemoryManifest.Snapshot s = checkpoint.snapshot();
+        ManifestState.Snapshot s = checkpoint.snapshot();
         Sink out = new Sink(1024 + s.objects().size() * 96 + s.streams().size() * 64);
         out.prefix(KIND_CHECKPOINT, checkpoint.seq(), 0, 0, checkpoint.time());
         out.ensure(20);
@@ -150,7 +150,7 @@ final class ManifestFormat {
         }
         out.ensure(4);
         out.buf.putInt(s.objects().size());
-        for (InMemoryManifest.ObjectSnapshot os : s.objects()) {
+        for (ManifestState.ObjectSnapshot os : s.objects()) {
             ObjectMetadata m = os.metadata();
             out.ensure(59 + m.ranges().size() * 32);
             out.buf.putLong(m.objectId()).put((byte) m.state().ordinal()).put((byte) (os.expired() ? 1 : 0))
@@ -353,7 +353,7 @@ final class ManifestFormat {
                         enumOf(StreamState.values(), b.get(), "stream state"), b.getLong(), readTags(b)));
             }
             int objectCount = count(b, 51);
-            List<InMemoryManifest.ObjectSnapshot> objects = new ArrayList<>(objectCount);
+            List<ManifestState.ObjectSnapshot> objects = new ArrayList<>(objectCount);
             for (int i = 0; i < objectCount; i++) {
                 long id = b.getLong();
                 ObjectState state = enumOf(ObjectState.values(), b.get(), "object state");
@@ -365,7 +365,7 @@ final class ManifestFormat {
                 long committedAtMs = b.getLong();
                 List<StreamRange> ranges = readRanges(b);
                 String objectKey = v2 ? readNullableString(b) : null;
-                objects.add(new InMemoryManifest.ObjectSnapshot(new ObjectMetadata(id, type, size, ranges, nodeId,
+                objects.add(new ManifestState.ObjectSnapshot(new ObjectMetadata(id, type, size, ranges, nodeId,
                         committedAtMs, state, objectKey), deadline, expired));
             }
             TreeMap<String, byte[]> kv = new TreeMap<>();
@@ -373,7 +373,7 @@ final class ManifestFormat {
                 kv.put(readString(b), readBytes(b));
             }
             end(b, key);
-            return new Checkpoint(seq, time, new InMemoryManifest.Snapshot(nextStreamId, nextObjectId, nodes,
+            return new Checkpoint(seq, time, new ManifestState.Snapshot(nextStreamId, nextObjectId, nodes,
                     walPositions, streams, objects, kv));
         } catch (BufferUnderflowException | IllegalArgumentException | NullPointerException
                  | java.time.DateTimeException e) {

@@ -6,7 +6,7 @@ import io.netty.buffer.Unpooled;
 import io.s3stream.CorruptDataException;
 import io.s3stream.StorageIOException;
 import io.s3stream.StreamOptions;
-import io.s3stream.internal.metadata.InMemoryManifest;
+import io.s3stream.internal.metadata.ManifestState;
 import io.s3stream.internal.metadata.ManifestOp;
 import io.s3stream.spi.CommitRequest;
 import io.s3stream.spi.MetadataStore;
@@ -48,8 +48,8 @@ import java.util.function.Supplier;
  * The state is a deterministic function of a log. Entry {@code n} lives at {@code <prefix>log/<n, 20 digits>} and
  * holds one {@link ManifestOp} with the instant it applies at; a checkpoint {@code <prefix>checkpoint/<n>} holds the
  * whole state after entry {@code n} (layouts in {@link ManifestFormat}). Each store instance keeps a <em>view</em>: an
- * {@link InMemoryManifest} (the same rules as the in-memory store) that has applied entries {@code 1..viewSeq}. To
- * commit an operation, the writer validates it against its view ({@link InMemoryManifest#check}, no mutation), encodes
+ * {@link ManifestState} (the same rules as the in-memory store) that has applied entries {@code 1..viewSeq}. To
+ * commit an operation, the writer validates it against its view ({@link ManifestState#check}, no mutation), encodes
  * entry {@code viewSeq + 1} and creates it with {@link ObjectStore#putIfAbsent} ({@code If-None-Match: *} on S3). The
  * store lets exactly one writer create each key, so the winner's entry follows exactly the state it validated
  * against, and applying it to the view cannot fail. A loser reads the entry that beat it, applies it, re-validates
@@ -119,7 +119,7 @@ public final class ManifestMetadataStore implements MetadataStore {
     private final Counters counters = new Counters();
 
     // Owned by the conductor thread (start-up runs before it exists, in the constructor's thread).
-    private volatile InMemoryManifest view;
+    private volatile ManifestState view;
     private volatile long viewSeq;
     private Instant logTime = Instant.EPOCH;
     private Instant freshAt;
@@ -209,7 +209,7 @@ public final class ManifestMetadataStore implements MetadataStore {
     }
 
     private void loadOnce() {
-        view = new InMemoryManifest(clock);
+        view = new ManifestState(clock);
         viewSeq = 0;
         logTime = Instant.EPOCH;
         lastCheckpointSeq = 0;
@@ -273,7 +273,7 @@ public final class ManifestMetadataStore implements MetadataStore {
             throw new LoadRaceException("checkpoint " + key + " vanished");
         }
         ManifestFormat.Checkpoint cp = ManifestFormat.decodeCheckpoint(bytes, key, seq);
-        view = InMemoryManifest.restore(cp.snapshot(), clock);
+        view = ManifestState.restore(cp.snapshot(), clock);
         viewSeq = cp.seq();
         logTime = cp.time();
         lastCheckpointSeq = cp.seq();
@@ -866,7 +866,7 @@ public final class ManifestMetadataStore implements MetadataStore {
     }
 
     /** The view's whole state, for comparisons in tests and tools. */
-    public InMemoryManifest.Snapshot snapshot() {
+    public ManifestState.Snapshot snapshot() {
         return view.snapshot();
     }
 

@@ -99,12 +99,12 @@ import java.util.function.Supplier;
  * Dependent stages therefore run on the caller's thread.
  *
  * <h2>Concurrency</h2>
- * Thread-safe: each call is one atomic step under the lock of the {@link InMemoryManifest} behind this handle.
+ * Thread-safe: each call is one atomic step under the lock of the {@link ManifestState} behind this handle.
  * Several handles may share one manifest; {@link #close()} closes this handle only.
  */
 public final class InMemoryMetadataStore implements MetadataStore {
 
-    private final InMemoryManifest manifest;
+    private final ManifestState manifest;
     private volatile boolean closed;
 
     /** A store with its own state and the system clock. */
@@ -114,11 +114,11 @@ public final class InMemoryMetadataStore implements MetadataStore {
 
     /** A store with its own state; {@code clock} decides when prepared object ids expire and commit times. */
     public InMemoryMetadataStore(InstantSource clock) {
-        this(new InMemoryManifest(clock));
+        this(new ManifestState(clock));
     }
 
     /** A handle on a manifest that other handles may share. */
-    InMemoryMetadataStore(InMemoryManifest manifest) {
+    InMemoryMetadataStore(ManifestState manifest) {
         this.manifest = manifest;
     }
 

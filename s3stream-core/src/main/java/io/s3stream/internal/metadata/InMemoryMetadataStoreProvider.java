@@ -21,7 +21,7 @@ import java.util.concurrent.ConcurrentMap;
  */
 public final class InMemoryMetadataStoreProvider implements MetadataStoreProvider {
 
-    private static final ConcurrentMap<String, InMemoryManifest> MANIFESTS = new ConcurrentHashMap<>();
+    private static final ConcurrentMap<String, ManifestState> MANIFESTS = new ConcurrentHashMap<>();
 
     /** Used by {@link java.util.ServiceLoader}. */
     public InMemoryMetadataStoreProvider() {
@@ -35,7 +35,7 @@ public final class InMemoryMetadataStoreProvider implements MetadataStoreProvide
     @Override
     public MetadataStore open(URI uri, ObjectStore objectStore) {
         return new InMemoryMetadataStore(MANIFESTS.computeIfAbsent(nameOf(uri),
-                name -> new InMemoryManifest(InstantSource.system())));
+                name -> new ManifestState(InstantSource.system())));
     }
 
     /** Forgets the shared manifest called {@code name}, if any; the next {@code open} of it starts empty. */

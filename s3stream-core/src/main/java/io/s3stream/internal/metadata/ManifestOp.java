@@ -7,7 +7,7 @@ import java.util.Map;
 
 /**
  * One mutating {@link io.s3stream.spi.MetadataStore} call as a value: what a durable manifest writes into its log
- * and {@link InMemoryManifest#apply replays} deterministically. Each record mirrors the SPI method of the same name.
+ * and {@link ManifestState#apply replays} deterministically. Each record mirrors the SPI method of the same name.
  *
  * <p>Design note: time is not part of an operation; the log entry that carries it supplies the instant at which it
  * applies (commit times, prepared-object deadlines and expiry all derive from it), so every replica that replays the

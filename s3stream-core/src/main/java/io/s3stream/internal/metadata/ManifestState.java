@@ -36,9 +36,11 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * The state and the rules of the in-memory manifest: synchronous methods that either apply one whole change or throw
- * and change nothing. {@link InMemoryMetadataStore} turns them into futures; several store handles may share one
- * manifest (see {@link InMemoryMetadataStoreProvider}).
+ * The state and the rules of the manifest: synchronous methods that either apply one whole change or throw and change
+ * nothing. Both metadata stores are built on it: {@link InMemoryMetadataStore} turns the methods into futures (several
+ * store handles may share one state, see {@link InMemoryMetadataStoreProvider}), and the durable manifest in object
+ * storage ({@code ManifestMetadataStore}) replays its log of operations through the same rules, so the two cannot
+ * disagree on what a commit, a trim or a fence means.
  *
  * <h2>Concurrency</h2>
  * Every public method holds this object's monitor for its whole duration, so each call is one atomic step against
@@ -66,7 +68,7 @@ import java.util.TreeSet;
  * next mutation marks it. That keeps replay deterministic: what a replica's clock says never changes its state.
  * {@link #snapshot()} and {@link #restore} copy the whole state out and back for checkpoints.
  */
-public final class InMemoryManifest {
+public final class ManifestState {
 
     /** Type reported for object ids that were never committed: the SPI record has no "unknown" type. */
     static final ObjectType UNCOMMITTED_TYPE = ObjectType.STREAM_SET;
@@ -89,7 +91,7 @@ public final class InMemoryManifest {
     private Instant pinned;
 
     /** An empty manifest; {@code clock} is the time of direct calls and of reads. */
-    public InMemoryManifest(InstantSource clock) {
+    public ManifestState(InstantSource clock) {
         this.clock = Objects.requireNonNull(clock, "clock");
     }
 
@@ -850,8 +852,8 @@ public final class InMemoryManifest {
     }
 
     /** A manifest holding {@code snapshot}'s state, with indexes rebuilt; {@code clock} as for the constructor. */
-    public static InMemoryManifest restore(Snapshot snapshot, InstantSource clock) {
-        InMemoryManifest m = new InMemoryManifest(clock);
+    public static ManifestState restore(Snapshot snapshot, InstantSource clock) {
+        ManifestState m = new ManifestState(clock);
         m.nextStreamId = snapshot.nextStreamId();
         m.nextObjectId = snapshot.nextObjectId();
         m.nodeEpochs.putAll(snapshot.nodeEpochs());

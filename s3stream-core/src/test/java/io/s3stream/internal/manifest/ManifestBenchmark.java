@@ -1,7 +1,7 @@
 package io.s3stream.internal.manifest;
 
 import io.s3stream.StreamOptions;
-import io.s3stream.internal.metadata.InMemoryManifest;
+import io.s3stream.internal.metadata.ManifestState;
 import io.s3stream.internal.metadata.ManifestOp;
 import io.s3stream.internal.store.MemObjectStore;
 import io.s3stream.internal.store.ObjectStores;
@@ -90,8 +90,8 @@ public final class ManifestBenchmark {
     }
 
     /** A view with 10,000 streams and 100,000 committed objects, built by applying operations directly. */
-    static InMemoryManifest bigView(int streams, int objects) {
-        InMemoryManifest m = new InMemoryManifest(InstantSource.system());
+    static ManifestState bigView(int streams, int objects) {
+        ManifestState m = new ManifestState(InstantSource.system());
         Instant t = Instant.now();
         m.apply(new ManifestOp.RegisterNode(1), t);
         for (int s = 0; s < streams; s++) {
@@ -111,7 +111,7 @@ public final class ManifestBenchmark {
     }
 
     private static void startup(String uri) throws Exception {
-        InMemoryManifest m = bigView(10_000, 100_000);
+        ManifestState m = bigView(10_000, 100_000);
         byte[] cp = ManifestFormat.encodeCheckpoint(new ManifestFormat.Checkpoint(1, Instant.now(), m.snapshot()));
         try (ObjectStore objects = ObjectStores.open(uri)) {
             io.netty.buffer.ByteBuf buf = io.netty.buffer.Unpooled.wrappedBuffer(cp);
@@ -140,9 +140,9 @@ public final class ManifestBenchmark {
 
     private static void memory() throws Exception {
         long base = usedHeap();
-        InMemoryManifest streamsOnly = bigView(10_000, 0 == 0 ? 10_000 : 0);
+        ManifestState streamsOnly = bigView(10_000, 0 == 0 ? 10_000 : 0);
         long withStreams = usedHeap();
-        InMemoryManifest full = bigView(10_000, 110_000);
+        ManifestState full = bigView(10_000, 110_000);
         long withBoth = usedHeap();
         // full holds 100,000 more objects than streamsOnly over the same 10,000 streams
         double perObject = (withBoth - withStreams) / 100_000.0;

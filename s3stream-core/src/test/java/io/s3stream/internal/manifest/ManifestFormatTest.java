@@ -1,7 +1,7 @@
 package io.s3stream.internal.manifest;
 
 import io.s3stream.StreamOptions;
-import io.s3stream.internal.metadata.InMemoryManifest;
+import io.s3stream.internal.metadata.ManifestState;
 import io.s3stream.internal.metadata.ManifestOp;
 import io.s3stream.spi.CommitRequest;
 import io.s3stream.spi.ObjectType;
@@ -21,12 +21,12 @@ class ManifestFormatTest {
 
     private final ManualClock clock = new ManualClock();
 
-    private static Object apply(InMemoryManifest m, ManifestOp op, Instant at) {
+    private static Object apply(ManifestState m, ManifestOp op, Instant at) {
         return m.apply(op, at);
     }
 
-    private InMemoryManifest sample() {
-        InMemoryManifest m = new InMemoryManifest(clock);
+    private ManifestState sample() {
+        ManifestState m = new ManifestState(clock);
         Instant t = clock.instant();
         apply(m, new ManifestOp.RegisterNode(1), t);
         apply(m, new ManifestOp.CreateStream(1, 1, 0, Map.of("a", "b")), t);
@@ -45,16 +45,16 @@ class ManifestFormatTest {
         return m;
     }
 
-    private static byte[] encode(InMemoryManifest m) {
+    private static byte[] encode(ManifestState m) {
         return ManifestFormat.encodeCheckpoint(new ManifestFormat.Checkpoint(7, Instant.EPOCH, m.snapshot()));
     }
 
     @Test
     void checkpointRoundTripsAndRestoresTheSameState() {
-        InMemoryManifest m = sample();
+        ManifestState m = sample();
         byte[] bytes = encode(m);
         ManifestFormat.Checkpoint cp = ManifestFormat.decodeCheckpoint(bytes, "k", 7);
-        InMemoryManifest restored = InMemoryManifest.restore(cp.snapshot(), clock);
+        ManifestState restored = ManifestState.restore(cp.snapshot(), clock);
         assertThat(encode(restored)).isEqualTo(bytes);
         assertThat(restored.listStreams()).isEqualTo(m.listStreams());
         assertThat(restored.getObjects(0, 0, 100, 100)).isEqualTo(m.getObjects(0, 0, 100, 100));
