@@ -172,13 +172,32 @@ public final class GroupApis implements ApiFamily {
         });
     }
 
+    private static final byte GROUP_KEY = 0;
+    private static final byte TRANSACTION_KEY = 1;
+
+    /**
+     * Until transactions exist (issue 15), a transaction coordinator lookup fails at once with a fatal error instead of
+     * COORDINATOR_NOT_AVAILABLE, which every client retries forever: {@code initTransactions()} throws, a Kafka Streams
+     * application with exactly-once fails at start-up rather than hanging. InitProducerId with a transactional id and a
+     * transactional Produce answer the same. Other coordinator kinds (share groups) are not available.
+     */
+    private static Errors noCoordinator(byte keyType) {
+        return keyType == TRANSACTION_KEY ? Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : Errors.COORDINATOR_NOT_AVAILABLE;
+    }
+
+    private static String noCoordinatorMessage(byte keyType) {
+        return keyType == TRANSACTION_KEY ? "kafka-shell does not support transactions yet"
+                : "kafka-shell has group coordinators only";
+    }
+
     private AbstractResponse findCoordinator(FindCoordinatorRequest request, short version) {
         var d = request.data();
         FindCoordinatorResponseData out = new FindCoordinatorResponseData();
         if (version < 4) {
-            if (d.keyType() != 0) {
-                return new FindCoordinatorResponse(out.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
-                        .setErrorMessage("only group coordinators exist").setNodeId(-1).setHost("").setPort(-1));
+            if (d.keyType() != GROUP_KEY) {
+                Errors e = noCoordinator(d.keyType());
+                return new FindCoordinatorResponse(out.setErrorCode(e.code()).setErrorMessage(noCoordinatorMessage(
+                        d.keyType())).setNodeId(-1).setHost("").setPort(-1));
             }
             int coordinator = coordinatorOf(d.key());
             String[] hp = brokers.get().get(coordinator);
@@ -186,8 +205,8 @@ public final class GroupApis implements ApiFamily {
         }
         for (String key : d.coordinatorKeys()) {
             FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator().setKey(key);
-            if (d.keyType() != 0) {
-                c.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code()).setErrorMessage("only group coordinators exist")
+            if (d.keyType() != GROUP_KEY) {
+                c.setErrorCode(noCoordinator(d.keyType()).code()).setErrorMessage(noCoordinatorMessage(d.keyType()))
                         .setNodeId(-1).setHost("").setPort(-1);
             } else {
                 int coordinator = coordinatorOf(key);
