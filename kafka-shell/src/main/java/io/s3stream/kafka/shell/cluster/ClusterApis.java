@@ -24,7 +24,6 @@ import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
 
 /**
@@ -133,7 +132,7 @@ public final class ClusterApis implements ApiFamily {
                                 if (now != null) {
                                     return describeTopic(now);
                                 }
-                                Errors err = Errors.forException(e instanceof CompletionException ? e.getCause() : e);
+                                Errors err = Errors.forException(ApiFamily.cause(e));
                                 return new MetadataResponseData.MetadataResponseTopic().setName(name)
                                         .setErrorCode(err == Errors.TOPIC_ALREADY_EXISTS ? Errors.LEADER_NOT_AVAILABLE.code() : err.code());
                             }));

@@ -13,7 +13,6 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 /**
  * The dispatch table: every Kafka API the shell answers, by key, to the {@link ApiFamily} that answers it. It is the
@@ -63,7 +62,7 @@ public final class ApiDispatcher {
             response = CompletableFuture.failedFuture(e);
         }
         return response.exceptionally(e -> {
-            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            Throwable cause = ApiFamily.cause(e);
             LOG.log(System.Logger.Level.WARNING, () -> key + " v" + version + " failed", cause);
             return request.getErrorResponse(0, cause);
         });

@@ -24,6 +24,19 @@ public interface ApiFamily {
      */
     CompletableFuture<AbstractResponse> handle(RequestContext ctx, AbstractRequest request);
 
+    /**
+     * The failure a future completed with, without the {@link java.util.concurrent.CompletionException} and
+     * {@link java.util.concurrent.ExecutionException} wrappers of dependent stages: what an error code is made from.
+     */
+    static Throwable cause(Throwable failure) {
+        Throwable t = failure;
+        while ((t instanceof java.util.concurrent.CompletionException
+                || t instanceof java.util.concurrent.ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
     /** A completed answer, for the handlers that answer without waiting. */
     static CompletableFuture<AbstractResponse> done(AbstractResponse response) {
         return CompletableFuture.completedFuture(response);

@@ -35,7 +35,6 @@ import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -133,7 +132,7 @@ public final class TopicApis implements ApiFamily {
             } else {
                 futures.add(topics.create(ct.name(), partitions, configs).handle((t, e) -> {
                     if (e != null) {
-                        Throwable c = e instanceof CompletionException ? e.getCause() : e;
+                        Throwable c = ApiFamily.cause(e);
                         return r.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
                     }
                     List<CreateTopicsResponseData.CreatableTopicConfigs> cfgs = new ArrayList<>();
@@ -173,7 +172,7 @@ public final class TopicApis implements ApiFamily {
                 futures.add(CompletableFuture.supplyAsync(() -> topics.addPartitions(ct.name(), ct.count()), blocking)
                         .thenCompose(f -> f).handle((grown, e) -> {
                             if (e != null) {
-                                Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                                Throwable c = ApiFamily.cause(e);
                                 return r.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
                             }
                             return r;
@@ -218,7 +217,7 @@ public final class TopicApis implements ApiFamily {
                 try {
                     topics.reassign(rt.name(), rp.partitionIndex(), replicas == null ? -1 : replicas.getFirst());
                 } catch (RuntimeException e) {
-                    Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                    Throwable c = ApiFamily.cause(e);
                     po.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
                 }
             }
@@ -276,7 +275,7 @@ public final class TopicApis implements ApiFamily {
                     topics.alterConfigs(res.resourceName(), changes);
                 }
             } catch (RuntimeException e) {
-                Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                Throwable c = ApiFamily.cause(e);
                 r.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
             }
         }

@@ -5,6 +5,7 @@ import io.s3stream.Stream;
 import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
 import io.s3stream.kafka.shell.log.PartitionLog;
+import io.s3stream.kafka.shell.network.ApiFamily;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidTopicException;
@@ -25,7 +26,6 @@ import java.util.Properties;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.function.BooleanSupplier;
@@ -599,7 +599,7 @@ public final class TopicRegistry {
             }
         } catch (RuntimeException e) {
             created.forEach(Stream::destroy);
-            Throwable c = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            Throwable c = ApiFamily.cause(e);
             return CompletableFuture.failedFuture(c);
         }
         List<Slot> slots = new ArrayList<>(t.slots());
