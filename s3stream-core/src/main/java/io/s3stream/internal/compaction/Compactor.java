@@ -7,6 +7,7 @@ import io.s3stream.StorageConfig;
 import io.s3stream.internal.format.DataBlock;
 import io.s3stream.internal.format.IndexEntry;
 import io.s3stream.internal.store.ObjectStorage;
+import io.s3stream.internal.util.Futures;
 import io.s3stream.spi.CommitRequest;
 import io.s3stream.spi.MetadataConflictException;
 import io.s3stream.spi.MetadataStore;
@@ -27,7 +28,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -245,7 +245,7 @@ public final class Compactor implements AutoCloseable {
 
     private void noteFailure(String what, RuntimeException e) {
         failedRuns.increment();
-        Throwable cause = unwrap(e);
+        Throwable cause = Futures.unwrap(e);
         lastError = what + ": " + cause.getMessage();
         LOG.log(System.Logger.Level.WARNING, lastError, cause);
     }
@@ -331,24 +331,6 @@ public final class Compactor implements AutoCloseable {
         return residualDataTimeMs.getOrDefault(o.objectId(), o.committedAtMs());
     }
 
-    /** One piece of a stream's data: the live blocks of one input. */
-    private record Piece(InputObject input, long epoch, List<IndexEntry> blocks) {
-        long start() {
-            return blocks.getFirst().startOffset();
-        }
-
-        long end() {
-            return blocks.getLast().endOffset();
-        }
-
-        long bytes() {
-            return blocks.stream().mapToLong(IndexEntry::sizeBytes).sum();
-        }
-    }
-
-    private record Segment(long streamId, List<Piece> pieces, boolean ownObject) {
-    }
-
     /** One SSO compaction run; returns whether it committed (so another may follow). */
     private boolean compactStreamSetObjects() {
         long nowMs = System.currentTimeMillis();
@@ -381,48 +363,11 @@ public final class Compactor implements AutoCloseable {
         for (ObjectMetadata o : chosen) {
             inputs.add(loadInput(o));
         }
-        // Pieces per stream, then contiguous segments.
-        TreeMap<Long, List<Piece>> byStream = new TreeMap<>();
-        Map<Long, Long> oldestDataMs = new HashMap<>();
-        for (InputObject in : inputs) {
-            for (StreamRange r : in.metadata().ranges()) {
-                StreamMetadata s = streams.get(r.streamId());
-                if (s == null || r.endOffset() <= s.startOffset()) {
-                    continue; // destroyed stream or trimmed away: dropped
-                }
-                List<IndexEntry> blocks = in.liveBlocks(r.streamId(), s.startOffset());
-                if (!blocks.isEmpty()) {
-                    byStream.computeIfAbsent(r.streamId(), k -> new ArrayList<>()).add(new Piece(in, r.epoch(), blocks));
-                    oldestDataMs.merge(r.streamId(), dataTimeMs(in.metadata()), Math::min);
-                }
-            }
-        }
-        List<Segment> segments = new ArrayList<>();
-        for (Map.Entry<Long, List<Piece>> e : byStream.entrySet()) {
-            List<Piece> pieces = new ArrayList<>(e.getValue());
-            pieces.sort(Comparator.comparingLong(Piece::start));
-            List<List<Piece>> runs = new ArrayList<>();
-            for (Piece p : pieces) {
-                if (!runs.isEmpty() && runs.getLast().getLast().end() > p.start()) {
-                    throw new CompactionException("stream " + e.getKey() + " has overlapping data in "
-                            + runs.getLast().getLast().input().key() + " and " + p.input().key());
-                }
-                if (!runs.isEmpty() && runs.getLast().getLast().end() == p.start()) {
-                    runs.getLast().add(p);
-                } else {
-                    runs.add(new ArrayList<>(List.of(p)));
-                }
-            }
-            boolean old = oldestDataMs.get(e.getKey()) <= nowMs - maxAgeMs;
-            for (List<Piece> run : runs) {
-                long bytes = run.stream().mapToLong(Piece::bytes).sum();
-                boolean own = runs.size() > 1 || old || bytes >= settings.streamObjectThreshold();
-                segments.add(new Segment(e.getKey(), run, own));
-            }
-        }
-        List<Segment> residual = segments.stream().filter(s -> !s.ownObject()).toList();
-        int outputs = (int) segments.stream().filter(Segment::ownObject).count() + (residual.isEmpty() ? 0 : 1);
-        long residualDataMs = residual.stream().mapToLong(s -> oldestDataMs.get(s.streamId())).min().orElse(nowMs);
+        SsoPlan plan = SsoPlan.of(inputs, streams, this::dataTimeMs, nowMs, maxAgeMs, settings.streamObjectThreshold());
+        List<SsoPlan.Segment> segments = plan.segments();
+        List<SsoPlan.Segment> residual = plan.residual();
+        int outputs = plan.outputs();
+        long residualDataMs = plan.residualDataMs(nowMs);
 
         Map<InputObject, SpanReader> readers = new LinkedHashMap<>();
         List<ObjectWriter> writers = new ArrayList<>();
@@ -432,16 +377,7 @@ public final class Compactor implements AutoCloseable {
             long firstId = outputs == 0 ? -1 : metadata.prepareObjects(outputs, settings.runTimeout()).join();
             long nextId = firstId;
             for (InputObject in : inputs) {
-                List<IndexEntry> wanted = new ArrayList<>();
-                for (List<Piece> ps : byStream.values()) {
-                    for (Piece p : ps) {
-                        if (p.input() == in) {
-                            wanted.addAll(p.blocks());
-                        }
-                    }
-                }
-                wanted.sort(Comparator.comparingLong(IndexEntry::position));
-                readers.put(in, new SpanReader(store, in.key(), wanted, chunkBytes, 1, gauge, throttle));
+                readers.put(in, new SpanReader(store, in.key(), plan.blocksOf(in), chunkBytes, 1, gauge, throttle));
             }
             ObjectWriter residualWriter = null;
             long residualId = -1;
@@ -451,8 +387,9 @@ public final class Compactor implements AutoCloseable {
                 residualWriter = newWriter(residualId);
                 writers.add(residualWriter);
             }
-            for (Segment seg : segments) {
-                epochs.merge(seg.streamId(), seg.pieces().stream().mapToLong(Piece::epoch).max().orElse(0), Math::max);
+            for (SsoPlan.Segment seg : segments) {
+                epochs.merge(seg.streamId(), seg.pieces().stream().mapToLong(SsoPlan.Piece::epoch).max().orElse(0),
+                        Math::max);
                 if (seg.ownObject()) {
                     long id = nextId++;
                     try (ObjectWriter w = newWriter(id)) {
@@ -501,7 +438,7 @@ public final class Compactor implements AutoCloseable {
         try {
             return InputObject.load(store, o);
         } catch (RuntimeException e) {
-            if (unwrap(e) instanceof CorruptDataException) {
+            if (Futures.unwrap(e) instanceof CorruptDataException) {
                 quarantined.add(o.objectId());
             }
             throw e;
@@ -521,8 +458,8 @@ public final class Compactor implements AutoCloseable {
     }
 
     /** Reads each piece's blocks from its input's reader, verifies them, and adds them to {@code out}. */
-    private void copyThroughNode(List<Piece> pieces, Map<InputObject, SpanReader> readers, ObjectWriter out) {
-        for (Piece p : pieces) {
+    private void copyThroughNode(List<SsoPlan.Piece> pieces, Map<InputObject, SpanReader> readers, ObjectWriter out) {
+        for (SsoPlan.Piece p : pieces) {
             SpanReader reader = readers.get(p.input());
             for (IndexEntry expected : p.blocks()) {
                 ByteBuf block = reader.next();
@@ -559,7 +496,7 @@ public final class Compactor implements AutoCloseable {
         for (ObjectWriter w : writers) {
             w.close();
         }
-        boolean refused = unwrap(e) instanceof MetadataConflictException;
+        boolean refused = Futures.unwrap(e) instanceof MetadataConflictException;
         if (!written.isEmpty() && (!commitAttempted || refused)) {
             try {
                 store.delete(written.stream().map(o -> ObjectKeys.dataKey(o.objectId())).toList()).join();
@@ -571,7 +508,7 @@ public final class Compactor implements AutoCloseable {
     }
 
     private CompactionException failure(String what, RuntimeException e) {
-        Throwable cause = unwrap(e);
+        Throwable cause = Futures.unwrap(e);
         if (cause instanceof CompactionException ce) {
             return ce;
         }
@@ -711,13 +648,6 @@ public final class Compactor implements AutoCloseable {
     }
 
     // ------------------------------------------------------------------------------------------------ lifecycle
-
-    private static Throwable unwrap(Throwable t) {
-        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
-    }
 
     /** Stops scheduling rounds and waits for a run in progress to end. Idempotent. */
     @Override

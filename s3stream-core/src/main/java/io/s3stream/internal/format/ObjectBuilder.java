@@ -7,15 +7,10 @@ import io.netty.buffer.CompositeByteBuf;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.zip.CRC32C;
 
-import static io.s3stream.internal.format.ObjectFormat.BATCH_BASE_OFFSET_OFFSET;
 import static io.s3stream.internal.format.ObjectFormat.BATCH_HEADER_SIZE;
-import static io.s3stream.internal.format.ObjectFormat.BATCH_PAYLOAD_LENGTH_OFFSET;
-import static io.s3stream.internal.format.ObjectFormat.BATCH_RECORD_COUNT_OFFSET;
 import static io.s3stream.internal.format.ObjectFormat.BLOCK_CRC_SIZE;
 import static io.s3stream.internal.format.ObjectFormat.BLOCK_HEADER_SIZE;
-import static io.s3stream.internal.format.ObjectFormat.BLOCK_STREAM_ID_OFFSET;
 import static io.s3stream.internal.format.ObjectFormat.FOOTER_SIZE;
 import static io.s3stream.internal.format.ObjectFormat.INDEX_ENTRY_SIZE;
 import static io.s3stream.internal.format.ObjectFormat.MAX_OBJECT_SIZE;

@@ -2,6 +2,7 @@ package io.s3stream.internal.store;
 
 import io.netty.buffer.ByteBuf;
 import io.s3stream.StorageIOException;
+import io.s3stream.internal.util.Futures;
 import io.s3stream.spi.ObjectInfo;
 import io.s3stream.spi.ObjectNotFoundException;
 import io.s3stream.spi.ObjectStore;
@@ -253,7 +254,7 @@ public final class ObjectStorage implements AutoCloseable {
                     return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
                             .thenCompose(ignored -> withRetry(RequestKind.COMPLETE, key, priority, upload::complete))
                             .exceptionallyCompose(error -> {
-                                Throwable cause = unwrap(error);
+                                Throwable cause = Futures.unwrap(error);
                                 requests.get(RequestKind.ABORT_MULTIPART).increment();
                                 return upload.abort().handle((ignored, abortError) -> {
                                     if (abortError != null) {
@@ -536,7 +537,7 @@ public final class ObjectStorage implements AutoCloseable {
                 result.complete(value);
                 return;
             }
-            Throwable cause = unwrap(error);
+            Throwable cause = Futures.unwrap(error);
             boolean retriable = cause instanceof TimeoutException
                     || (cause instanceof ObjectStoreException ose && ose.isRetriable());
             if (cause instanceof ObjectNotFoundException || !retriable) {
@@ -581,13 +582,6 @@ public final class ObjectStorage implements AutoCloseable {
             return "no answer within the attempt timeout";
         }
         return t.getClass().getSimpleName() + ": " + t.getMessage();
-    }
-
-    static Throwable unwrap(Throwable t) {
-        while (t instanceof CompletionException && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
     }
 
     @Override
@@ -654,7 +648,7 @@ public final class ObjectStorage implements AutoCloseable {
         /** Hands each waiter its slice (a retained slice of the one buffer), then drops the group's reference. */
         void distribute(ByteBuf buf, Throwable error) {
             if (error != null) {
-                Throwable cause = unwrap(error);
+                Throwable cause = Futures.unwrap(error);
                 for (Waiter w : waiters) {
                     w.result.completeExceptionally(cause);
                 }

@@ -2,6 +2,7 @@ package io.s3stream.internal.store;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.s3stream.internal.util.Futures;
 import io.s3stream.spi.ObjectInfo;
 import io.s3stream.spi.ObjectNotFoundException;
 import io.s3stream.spi.ObjectStore;
@@ -41,7 +42,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -188,7 +188,7 @@ public final class S3ObjectStore implements ObjectStore {
     }
 
     private String hint(Throwable t) {
-        Throwable c = unwrap(t);
+        Throwable c = Futures.unwrap(t);
         if (c instanceof AwsServiceException se) {
             String code = se.awsErrorDetails() == null ? "" : se.awsErrorDetails().errorCode();
             return switch (se.statusCode()) {
@@ -225,7 +225,7 @@ public final class S3ObjectStore implements ObjectStore {
                     if (error == null) {
                         return true;
                     }
-                    if (unwrap(error) instanceof AwsServiceException se && se.statusCode() == 412) {
+                    if (Futures.unwrap(error) instanceof AwsServiceException se && se.statusCode() == 412) {
                         return false; // PreconditionFailed: the key exists
                     }
                     throw map("PUT If-None-Match", key, error);
@@ -297,7 +297,7 @@ public final class S3ObjectStore implements ObjectStore {
     public CompletableFuture<Optional<ObjectInfo>> head(String key) {
         return client.headObject(r -> r.bucket(bucket).key(fullKey(key))).handle((response, error) -> {
             if (error != null) {
-                if (unwrap(error) instanceof AwsServiceException se && se.statusCode() == 404) {
+                if (Futures.unwrap(error) instanceof AwsServiceException se && se.statusCode() == 404) {
                     return Optional.empty(); // HEAD has no body: a missing bucket was ruled out at open
                 }
                 throw map("HEAD", key, error);
@@ -400,7 +400,7 @@ public final class S3ObjectStore implements ObjectStore {
 
     /** Maps an SDK failure to the SPI's exception: retriable or final, naming bucket, key and status. */
     ObjectStoreException map(String operation, String key, Throwable error) {
-        Throwable c = unwrap(error);
+        Throwable c = Futures.unwrap(error);
         if (c instanceof ObjectStoreException ose) {
             return ose;
         }
@@ -424,13 +424,6 @@ public final class S3ObjectStore implements ObjectStore {
             return new ObjectStoreException(what + "client error: " + rootMessage(c), c, true);
         }
         return new ObjectStoreException(what + c, c, false);
-    }
-
-    private static Throwable unwrap(Throwable t) {
-        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
     }
 
     private static String rootMessage(Throwable t) {
@@ -487,7 +480,7 @@ public final class S3ObjectStore implements ObjectStore {
                 if (error != null) {
                     ObjectStoreException e = map("UploadPartCopy " + partNumber + " from '" + sourceKey + "' " + range,
                             key, error);
-                    if (unwrap(error) instanceof AwsServiceException se && se.statusCode() == 416) {
+                    if (Futures.unwrap(error) instanceof AwsServiceException se && se.statusCode() == 416) {
                         throw new ObjectStoreException(e.getMessage(), e, false);
                     }
                     throw e;
@@ -514,7 +507,7 @@ public final class S3ObjectStore implements ObjectStore {
         public CompletableFuture<Void> abort() {
             return client.abortMultipartUpload(r -> r.bucket(bucket).key(fullKey(key)).uploadId(uploadId))
                     .handle((response, error) -> {
-                        if (error != null && !(unwrap(error) instanceof AwsServiceException se
+                        if (error != null && !(Futures.unwrap(error) instanceof AwsServiceException se
                                 && se.statusCode() == 404)) {
                             throw map("AbortMultipartUpload", key, error);
                         }
