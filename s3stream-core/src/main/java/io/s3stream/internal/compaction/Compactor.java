@@ -43,11 +43,11 @@ import java.util.function.LongSupplier;
  * <h2>Policy</h2>
  * Every {@code compactionInterval} one round runs, in this order:
  * <ol>
- *   <li><b>Deletion.</b> Objects the manifest marked for deletion (compaction inputs, objects whose data was all
- *       trimmed or whose streams were destroyed, prepared ids that expired unused) are deleted from the bucket once
- *       they have been seen marked for {@code objectDeletionGracePeriod}, in batches, then reported with
- *       {@link MetadataStore#objectsDeleted}. The first sighting is remembered in memory: after a restart the clock
- *       starts again, which only ever delays a deletion, never hastens it.</li>
+ *   <li><b>Deletion</b> ({@link RetiredObjects}). Objects the manifest marked for deletion (compaction inputs,
+ *       objects whose data was all trimmed or whose streams were destroyed, prepared ids that expired unused) are
+ *       deleted from the bucket once they have been seen marked for {@code objectDeletionGracePeriod}, in batches,
+ *       then reported with {@link MetadataStore#objectsDeleted}. The first sighting is remembered in memory: after a
+ *       restart the clock starts again, which only ever delays a deletion, never hastens it.</li>
  *   <li><b>Stream set objects</b> (this node's only). Inputs: every <em>fresh</em> SSO (written by an upload), plus the
  *       earlier <em>residual</em> SSOs of this compactor once their data is older than {@code compactionMaxAge} or
  *       their dead share reaches {@code compactionDeadShareThreshold}. Each stream's live data in the inputs forms
@@ -96,7 +96,6 @@ import java.util.function.LongSupplier;
  */
 public final class Compactor implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Compactor.class.getName());
-    private static final int DELETE_BATCH = 1000;
     private static final int MAX_SMALL_OBJECTS_PER_GROUP = 8;
     private static final int MAX_SSO_RUNS_PER_ROUND = 8;
     private static final long MIN_CHUNK_BYTES = 64 * 1024;
@@ -152,14 +151,12 @@ public final class Compactor implements AutoCloseable {
     private final ByteBufAllocator alloc;
     private final long nodeId;
     private final long nodeEpoch;
-    private final LongConsumer onDeleted;
+    private final RetiredObjects retired;
     private final ScheduledExecutorService thread;
     private final MemoryGauge gauge = new MemoryGauge();
     private final Throttle throttle;
-    private final LongSupplier nanoClock;
 
     // Owner-thread state.
-    private final Map<Long, Long> markedSinceNanos = new HashMap<>();
     /** Residual SSOs this compactor wrote, with the commit time (ms) of the oldest data in them. */
     private final Map<Long, Long> residualDataTimeMs = new HashMap<>();
     private final Set<Long> quarantined = new HashSet<>();
@@ -181,14 +178,16 @@ public final class Compactor implements AutoCloseable {
      */
     public Compactor(Settings settings, ObjectStorage store, MetadataStore metadata, ByteBufAllocator alloc,
                      long nodeId, long nodeEpoch, LongConsumer onDeleted, LongSupplier nanoClock) {
-        this.nanoClock = nanoClock;
         this.settings = settings;
         this.store = store;
         this.metadata = metadata;
         this.alloc = alloc;
         this.nodeId = nodeId;
         this.nodeEpoch = nodeEpoch;
-        this.onDeleted = onDeleted;
+        this.retired = new RetiredObjects(store, metadata, settings.gracePeriod(), nanoClock, id -> {
+            residualDataTimeMs.remove(id);
+            onDeleted.accept(id);
+        });
         this.throttle = new Throttle(settings.bytesPerSecond());
         this.thread = Executors.newSingleThreadScheduledExecutor(
                 r -> Thread.ofPlatform().daemon().name("s3stream-compactor").unstarted(r));
@@ -253,31 +252,7 @@ public final class Compactor implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------ deletion
 
     private void deleteDue() {
-        List<ObjectMetadata> marked = metadata.listObjects(ObjectState.MARKED_FOR_DELETION).join();
-        long now = nanoClock.getAsLong();
-        long graceNanos = settings.gracePeriod().toNanos();
-        Set<Long> seen = new HashSet<>();
-        List<ObjectMetadata> due = new ArrayList<>();
-        for (ObjectMetadata m : marked) {
-            seen.add(m.objectId());
-            long since = markedSinceNanos.computeIfAbsent(m.objectId(), id -> now);
-            if (now - since >= graceNanos) {
-                due.add(m);
-            }
-        }
-        markedSinceNanos.keySet().retainAll(seen);
-        for (int from = 0; from < due.size(); from += DELETE_BATCH) {
-            List<ObjectMetadata> batch = due.subList(from, Math.min(due.size(), from + DELETE_BATCH));
-            store.delete(batch.stream().map(ObjectMetadata::key).toList()).join();
-            List<Long> ids = batch.stream().map(ObjectMetadata::objectId).toList();
-            metadata.objectsDeleted(ids).join();
-            for (long id : ids) {
-                markedSinceNanos.remove(id);
-                residualDataTimeMs.remove(id);
-                onDeleted.accept(id);
-            }
-            objectsDeleted.add(ids.size());
-        }
+        objectsDeleted.add(retired.deleteDue());
     }
 
     // ------------------------------------------------------------------------------------------------ planning
