@@ -16,10 +16,9 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.HashSet;
@@ -34,17 +33,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** Consumer groups with several members and a rebalance, the Admin client, and a broker restart. */
 @Timeout(90)
 class GroupAndAdminTest {
-    private ShellFixture fx;
-
-    @BeforeEach
-    void start() {
-        fx = new ShellFixture();
-    }
-
-    @AfterEach
-    void stop() {
-        fx.close();
-    }
+    @RegisterExtension
+    final ShellFixture fx = new ShellFixture();
 
     @Test
     void twoMembersRebalanceAndCommit() throws Exception {

@@ -10,10 +10,10 @@ import org.apache.kafka.clients.consumer.RangeAssignor;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -41,11 +41,11 @@ class GroupCommitDuringRebalanceTest {
     private static final int PARTITIONS = 4;
     private static final int PER_PARTITION = 100;
 
-    private ShellFixture fx;
+    @RegisterExtension
+    final ShellFixture fx = new ShellFixture();
 
     @BeforeEach
-    void start() throws Exception {
-        fx = new ShellFixture();
+    void createTopic() throws Exception {
         try (Admin admin = fx.admin();
              KafkaProducer<String, String> producer = fx.producer(Map.of())) {
             admin.createTopics(List.of(new NewTopic("events", PARTITIONS, (short) 1))).all().get();
@@ -54,11 +54,6 @@ class GroupCommitDuringRebalanceTest {
             }
             producer.flush();
         }
-    }
-
-    @AfterEach
-    void stop() {
-        fx.close();
     }
 
     @ParameterizedTest(name = "{0}")

@@ -9,10 +9,9 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -27,17 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** The Java producer (default settings: idempotent, acks=all) and consumer against an in-process shell. */
 @Timeout(60)
 class JavaClientTest {
-    private ShellFixture fx;
-
-    @BeforeEach
-    void start() {
-        fx = new ShellFixture();
-    }
-
-    @AfterEach
-    void stop() {
-        fx.close();
-    }
+    @RegisterExtension
+    final ShellFixture fx = new ShellFixture();
 
     @Test
     void producesAndConsumesWithDefaultProducerSettings() throws Exception {

@@ -1,9 +1,8 @@
 package io.s3stream.kafka.shell;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -15,17 +14,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** kcat and confluent-kafka (both librdkafka) produce and consume with keys, headers and every compression codec. */
 @Timeout(180)
 class NonJavaClientTest {
-    private ShellFixture fx;
-
-    @BeforeEach
-    void start() {
-        fx = new ShellFixture();
-    }
-
-    @AfterEach
-    void stop() {
-        fx.close();
-    }
+    @RegisterExtension
+    final ShellFixture fx = new ShellFixture();
 
     @Test
     void kcatProducesAndConsumesEveryCodec() throws Exception {

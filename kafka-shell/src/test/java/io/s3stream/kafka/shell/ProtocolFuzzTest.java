@@ -14,10 +14,9 @@ import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.RequestHeader;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -38,17 +37,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(120)
 class ProtocolFuzzTest {
-    private ShellFixture fx;
-
-    @BeforeEach
-    void start() {
-        fx = new ShellFixture(Map.of("socket.request.max.bytes", "1048576"));
-    }
-
-    @AfterEach
-    void stop() {
-        fx.close();
-    }
+    @RegisterExtension
+    final ShellFixture fx = new ShellFixture(Map.of("socket.request.max.bytes", "1048576"));
 
     private Socket connect() throws IOException {
         Socket s = new Socket("127.0.0.1", fx.shell.port());

@@ -10,6 +10,8 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -23,8 +25,11 @@ import java.util.UUID;
 /**
  * A kafka-shell on in-memory backends (WAL, object store, metadata), on an ephemeral port. {@link #restart()} closes
  * the broker cleanly and starts a new one on the same backends, as a process restart on the same data would.
+ *
+ * <p>Used either in try-with-resources or as a per-test extension: {@code @RegisterExtension final ShellFixture fx =
+ * new ShellFixture();} starts a broker for each test and closes it after.
  */
-final class ShellFixture implements AutoCloseable {
+final class ShellFixture implements AutoCloseable, AfterEachCallback {
     final String name = "ks-" + UUID.randomUUID();
     final Path dataDir;
     private final Map<String, String> extra;
@@ -95,6 +100,11 @@ final class ShellFixture implements AutoCloseable {
         }
         p.putAll(overrides);
         return new KafkaConsumer<>(p);
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        close();
     }
 
     @Override

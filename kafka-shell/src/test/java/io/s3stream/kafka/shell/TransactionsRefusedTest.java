@@ -3,10 +3,9 @@ package io.s3stream.kafka.shell;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.file.Path;
 import java.util.List;
@@ -22,17 +21,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 @Timeout(120)
 class TransactionsRefusedTest {
-    private ShellFixture fx;
-
-    @BeforeEach
-    void start() {
-        fx = new ShellFixture();
-    }
-
-    @AfterEach
-    void stop() {
-        fx.close();
-    }
+    @RegisterExtension
+    final ShellFixture fx = new ShellFixture();
 
     @Test
     void javaInitTransactionsFailsAtOnce() {
