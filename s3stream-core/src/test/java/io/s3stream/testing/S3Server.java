@@ -161,12 +161,12 @@ public final class S3Server implements BeforeAllCallback {
 
     private static Running startS3Proxy() {
         String hint = "S3Proxy is needed for this test and was not found. Run the tests through Maven (it copies "
-                + "org.gaul:s3proxy:4.1.0:jar-with-dependencies to s3stream-core/target/test-servers/s3proxy.jar), or "
+                + "org.gaul:s3proxy:4.1.0:jar-with-dependencies to store-s3/target/test-servers/s3proxy.jar), or "
                 + "fetch it with ./mvnw dependency:get -Dartifact=org.gaul:s3proxy:4.1.0:jar:jar-with-dependencies, or "
                 + "point S3STREAM_TEST_S3_ENDPOINT at a running S3 server.";
         List<Path> candidates = List.of(
                 Path.of("target", "test-servers", "s3proxy.jar"),
-                Path.of("s3stream-core", "target", "test-servers", "s3proxy.jar"),
+                Path.of("store-s3", "target", "test-servers", "s3proxy.jar"),
                 Path.of(System.getProperty("user.home"), ".m2", "repository", "org", "gaul", "s3proxy", "4.1.0",
                         S3PROXY_JAR));
         Path jar = candidates.stream().filter(Files::isRegularFile).findFirst()

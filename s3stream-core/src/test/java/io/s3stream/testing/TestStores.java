@@ -13,7 +13,7 @@ public final class TestStores {
     private TestStores() {
     }
 
-    /** The backend for {@code uri} ({@code file://}, {@code mem://}, {@code s3://}, {@code azblob://}). */
+    /** The backend for {@code uri} ({@code file://}, {@code mem://}; {@code s3://} and {@code azblob://} when their store modules are on the test class path). */
     public static ObjectStore open(String uri) {
         return ObjectStores.open(uri);
     }

@@ -6,6 +6,7 @@ import io.s3stream.internal.util.Providers;
 import io.s3stream.spi.MetadataStore;
 import io.s3stream.spi.MetadataStoreProvider;
 import io.s3stream.spi.ObjectStore;
+import io.s3stream.spi.UriSettings;
 import io.s3stream.spi.WalContext;
 import io.s3stream.spi.WriteAheadLog;
 import io.s3stream.spi.WriteAheadLogProvider;
@@ -14,10 +15,18 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 
 /** Finds WAL and metadata backends by URI scheme ({@link Providers}), with errors that say what to add. */
 final class Backends {
     private static final System.Logger LOG = System.getLogger(Backends.class.getName());
+
+    /** The artifact that serves each WAL scheme this project ships, named when it is missing. */
+    private static final Map<String, String> WAL_MODULES = Map.of(
+            "blockdev", "io.s3stream:s3stream-wal-blockdev",
+            "objectwal", "io.s3stream:s3stream-wal-object",
+            "fsx", "io.s3stream:s3stream-wal-fsx");
 
     private Backends() {
     }
@@ -44,8 +53,11 @@ final class Backends {
                 return new WalBackend(p, uri);
             }
         }
-        throw new InvalidConfigException("StorageConfig.wal '" + uri + "': no WAL module for scheme '" + scheme
-                + "' is on the class path (available: " + schemes(providers) + ")");
+        String module = WAL_MODULES.get(scheme.toLowerCase(Locale.ROOT));
+        throw new InvalidConfigException("StorageConfig.wal '" + UriSettings.withoutQuery(uri)
+                + "': no WAL module for scheme '" + scheme + "' is on the class path"
+                + (module != null ? "; add the artifact " + module + " to the application" : "")
+                + " (available: " + schemes(providers) + ")");
     }
 
     static WriteAheadLog openWal(StorageConfig config, WalContext context) {

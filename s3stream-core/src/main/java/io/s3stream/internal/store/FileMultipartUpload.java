@@ -1,8 +1,10 @@
 package io.s3stream.internal.store;
 
 import io.netty.buffer.ByteBuf;
+import io.s3stream.internal.store.common.StoreSupport;
 import io.s3stream.spi.ObjectStore.MultipartUpload;
 import io.s3stream.spi.ObjectStoreException;
+
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;

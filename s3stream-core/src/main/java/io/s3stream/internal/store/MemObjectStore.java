@@ -2,6 +2,7 @@ package io.s3stream.internal.store;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.s3stream.internal.store.common.StoreSupport;
 import io.s3stream.spi.ObjectInfo;
 import io.s3stream.spi.ObjectNotFoundException;
 import io.s3stream.spi.ObjectStore;

@@ -1,5 +1,6 @@
 package io.s3stream.internal.store;
 
+import io.s3stream.internal.store.common.StoreSupport;
 import io.s3stream.spi.ObjectStore;
 import io.s3stream.spi.ObjectStoreException;
 import io.s3stream.spi.ObjectStoreProvider;

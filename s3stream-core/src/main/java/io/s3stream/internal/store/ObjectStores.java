@@ -4,20 +4,27 @@ import io.s3stream.InvalidConfigException;
 import io.s3stream.internal.util.Providers;
 import io.s3stream.spi.ObjectStore;
 import io.s3stream.spi.ObjectStoreProvider;
+import io.s3stream.spi.UriSettings;
 
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeSet;
 
 /**
  * Opens the {@link ObjectStore} a URI names, finding its backend by scheme among the {@link ObjectStoreProvider}s on
- * the class or module path ({@link Providers}): this module's {@code s3}, {@code azblob}, {@code file} and {@code mem},
- * and those of any other module.
+ * the class or module path ({@link Providers}): this module's {@code file} and {@code mem}, {@code s3} from
+ * s3stream-store-s3, {@code azblob} from s3stream-store-azure, and those of any other module.
  */
 public final class ObjectStores {
     /** The configuration setting the URI comes from, named in errors. */
     static final String SETTING = "objectStore";
+
+    /** The artifact that serves each scheme this project ships outside core, named when it is missing. */
+    static final Map<String, String> MODULES = Map.of(
+            "s3", "io.s3stream:s3stream-store-s3",
+            "azblob", "io.s3stream:s3stream-store-azure");
 
     private ObjectStores() {
     }
@@ -46,9 +53,11 @@ public final class ObjectStores {
         }
         ObjectStoreProvider provider = find(scheme);
         if (provider == null) {
-            throw new InvalidConfigException(SETTING + " '" + uri + "': no object store for scheme '" + scheme
-                    + "' on the class path; available: " + availableSchemes()
-                    + " (s3, file and mem are built in; azblob needs com.azure:azure-storage-blob on the class path)");
+            String module = MODULES.get(scheme);
+            throw new InvalidConfigException(SETTING + " '" + UriSettings.withoutQuery(parsed)
+                    + "': no object store for scheme '" + scheme + "' on the class path; "
+                    + (module != null ? "add the artifact " + module + " to the application; " : "")
+                    + "available: " + availableSchemes());
         }
         return provider.open(parsed);
     }

@@ -52,6 +52,19 @@ class ObjectStoresTest {
     }
 
     @Test
+    void s3AndAzureWithoutTheirModulesNameTheArtifactToAddAndNoSecret() {
+        // Core's own test class path holds neither store module: this is what an embedder without them sees.
+        assertThatThrownBy(() -> ObjectStores.open("s3://bucket/prefix?region=eu-west-1&secretKey=hunter2"))
+                .isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining("s3://bucket/prefix")
+                .hasMessageContaining("add the artifact io.s3stream:s3stream-store-s3")
+                .hasMessageNotContaining("hunter2");
+        assertThatThrownBy(() -> ObjectStores.open("azblob://account/container/prefix?key=k"))
+                .isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining("add the artifact io.s3stream:s3stream-store-azure");
+    }
+
+    @Test
     void malformedUriNamesTheSettingAndValue() {
         assertThatThrownBy(() -> ObjectStores.open("file:///with space/x"))
                 .isInstanceOf(InvalidConfigException.class)

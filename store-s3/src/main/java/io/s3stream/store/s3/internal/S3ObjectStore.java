@@ -1,7 +1,9 @@
-package io.s3stream.internal.store;
+package io.s3stream.store.s3.internal;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.s3stream.internal.store.common.StoreSupport;
+import io.s3stream.internal.store.common.StoreUri;
 import io.s3stream.internal.util.Futures;
 import io.s3stream.spi.ObjectInfo;
 import io.s3stream.spi.ObjectNotFoundException;

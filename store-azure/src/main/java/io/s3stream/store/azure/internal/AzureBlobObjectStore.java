@@ -1,4 +1,4 @@
-package io.s3stream.internal.store;
+package io.s3stream.store.azure.internal;
 
 import com.azure.core.http.rest.PagedResponse;
 import com.azure.core.http.rest.Response;
@@ -8,6 +8,7 @@ import com.azure.core.util.HttpClientOptions;
 import com.azure.storage.blob.BlobClient;
 import com.azure.storage.blob.BlobContainerClient;
 import com.azure.storage.blob.BlobServiceClientBuilder;
+import com.azure.storage.blob.models.BlobDownloadResponse;
 import com.azure.storage.blob.models.BlobErrorCode;
 import com.azure.storage.blob.models.BlobItem;
 import com.azure.storage.blob.models.BlobProperties;
@@ -15,7 +16,6 @@ import com.azure.storage.blob.models.BlobRange;
 import com.azure.storage.blob.models.BlobRequestConditions;
 import com.azure.storage.blob.models.BlobStorageException;
 import com.azure.storage.blob.models.BlockBlobItem;
-import com.azure.storage.blob.models.BlobDownloadResponse;
 import com.azure.storage.blob.models.ListBlobsOptions;
 import com.azure.storage.blob.options.BlockBlobSimpleUploadOptions;
 import com.azure.storage.blob.specialized.BlockBlobClient;
@@ -24,6 +24,8 @@ import com.azure.storage.common.policy.RequestRetryOptions;
 import com.azure.storage.common.policy.RetryPolicyType;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.s3stream.internal.store.common.StoreSupport;
+import io.s3stream.internal.store.common.StoreUri;
 import io.s3stream.spi.ObjectInfo;
 import io.s3stream.spi.ObjectNotFoundException;
 import io.s3stream.spi.ObjectStore;
@@ -54,8 +56,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * An {@link ObjectStore} on Azure Blob Storage (or Azurite) through the Azure Storage Blob SDK, an optional dependency
- * of core: {@link AzureBlobObjectStoreProvider} checks that it is present before this class is loaded.
+ * An {@link ObjectStore} on Azure Blob Storage (or Azurite) through the Azure Storage Blob SDK, which only this module
+ * brings to an application.
  *
  * <pre>
  * azblob://account/container/prefix?key=…                       (endpoint https://account.blob.core.windows.net)

@@ -1,4 +1,4 @@
-package io.s3stream.internal.store;
+package io.s3stream.internal.store.common;
 
 import io.s3stream.spi.ObjectStoreException;
 import io.s3stream.spi.UriSettings;
@@ -15,9 +15,9 @@ import java.util.Set;
  * @param uri      the URI as given, for messages (with secrets masked by {@link #redacted()})
  * @param settings query settings, percent-decoded
  */
-record StoreUri(URI uri, Map<String, String> settings) {
+public record StoreUri(URI uri, Map<String, String> settings) {
 
-    static StoreUri parse(URI uri, Set<String> known) {
+    public static StoreUri parse(URI uri, Set<String> known) {
         Map<String, String> settings = UriSettings.query(uri);
         for (String name : settings.keySet()) {
             if (!known.contains(name)) {
@@ -28,12 +28,12 @@ record StoreUri(URI uri, Map<String, String> settings) {
         return new StoreUri(uri, Map.copyOf(settings));
     }
 
-    String get(String name, String fallback) {
+    public String get(String name, String fallback) {
         String v = settings.get(name);
         return v == null || v.isEmpty() ? fallback : v;
     }
 
-    int intSetting(String name, int fallback, int min) {
+    public int intSetting(String name, int fallback, int min) {
         String v = settings.get(name);
         if (v == null || v.isEmpty()) {
             return fallback;
@@ -50,7 +50,7 @@ record StoreUri(URI uri, Map<String, String> settings) {
                 false);
     }
 
-    boolean boolSetting(String name, boolean fallback) {
+    public boolean boolSetting(String name, boolean fallback) {
         String v = settings.get(name);
         if (v == null || v.isEmpty()) {
             return fallback;
@@ -64,12 +64,12 @@ record StoreUri(URI uri, Map<String, String> settings) {
     }
 
     /** The URI without its query (which may hold keys): safe for logs and error messages. */
-    String redacted() {
+    public String redacted() {
         return UriSettings.withoutQuery(uri);
     }
 
     /** The key prefix from a path: no leading slash, a trailing slash unless empty. */
-    static String prefix(String path) {
+    public static String prefix(String path) {
         String p = path == null ? "" : path;
         while (p.startsWith("/")) {
             p = p.substring(1);

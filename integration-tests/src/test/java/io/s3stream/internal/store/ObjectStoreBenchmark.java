@@ -8,6 +8,7 @@ import io.s3stream.StorageMetrics;
 import io.s3stream.Stream;
 import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
+import io.s3stream.store.s3.internal.S3ObjectStore;
 import io.s3stream.testing.S3Server;
 import software.amazon.awssdk.core.async.AsyncRequestBody;
 import software.amazon.awssdk.services.s3.S3AsyncClient;

@@ -1,8 +1,10 @@
-package io.s3stream.internal.store;
+package io.s3stream.store.azure.internal;
 
 import io.s3stream.spi.ObjectStore;
 import io.s3stream.testing.AzuriteServer;
 import io.s3stream.testing.ObjectStoreContractTest;
+import io.s3stream.testing.StorePrefixes;
+import io.s3stream.testing.TestStores;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -17,14 +19,14 @@ class AzuriteObjectStoreIT extends ObjectStoreContractTest {
 
     @Override
     protected ObjectStore createStore() {
-        uri = AZURITE.uri(S3ContractSupport.freshPrefix("contract")) + "&minPartSizeBytes=65536";
-        return ObjectStores.open(uri);
+        uri = AZURITE.uri(StorePrefixes.freshPrefix("contract")) + "&minPartSizeBytes=65536";
+        return TestStores.open(uri);
     }
 
     @Override
     protected void cleanUpStore() {
-        try (ObjectStore s = ObjectStores.open(uri)) {
-            S3ContractSupport.empty(s);
+        try (ObjectStore s = TestStores.open(uri)) {
+            StorePrefixes.empty(s);
         }
     }
 }

@@ -1,4 +1,4 @@
-package io.s3stream.internal.store;
+package io.s3stream.testing;
 
 import io.s3stream.spi.ObjectInfo;
 import io.s3stream.spi.ObjectStore;
@@ -6,17 +6,17 @@ import io.s3stream.spi.ObjectStore;
 import java.util.List;
 import java.util.UUID;
 
-/** Opens an S3 store on a fresh prefix of a test server and empties that prefix afterwards. */
-final class S3ContractSupport {
-    private S3ContractSupport() {
+/** A fresh key prefix per test on a shared test server (S3, Azure), and emptying it afterwards. */
+public final class StorePrefixes {
+    private StorePrefixes() {
     }
 
-    static String freshPrefix(String test) {
+    public static String freshPrefix(String test) {
         return test + "-" + UUID.randomUUID();
     }
 
     /** Deletes everything under the store's prefix (tests may leave objects behind when they fail). */
-    static void empty(ObjectStore store) {
+    public static void empty(ObjectStore store) {
         List<String> keys = store.list("").join().stream().map(ObjectInfo::key).toList();
         store.delete(keys).join();
     }

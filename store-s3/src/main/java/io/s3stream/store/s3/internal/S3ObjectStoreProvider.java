@@ -1,4 +1,4 @@
-package io.s3stream.internal.store;
+package io.s3stream.store.s3.internal;
 
 import io.s3stream.spi.ObjectStore;
 import io.s3stream.spi.ObjectStoreProvider;

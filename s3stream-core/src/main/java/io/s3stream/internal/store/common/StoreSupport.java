@@ -1,4 +1,4 @@
-package io.s3stream.internal.store;
+package io.s3stream.internal.store.common;
 
 import io.netty.buffer.ByteBuf;
 import io.s3stream.spi.ObjectStoreException;
@@ -17,19 +17,19 @@ import java.util.concurrent.CompletableFuture;
  * order in which S3 lists them. {@link String#compareTo} orders by UTF-16 unit and would disagree for characters
  * outside the Basic Multilingual Plane.
  */
-final class StoreSupport {
+public final class StoreSupport {
     /** S3's limit on part numbers; the local stores enforce it so that tests catch what S3 would refuse. */
-    static final int MAX_PART_NUMBER = 10_000;
+    public static final int MAX_PART_NUMBER = 10_000;
     /** The part-size floor S3 enforces for every part but the last. */
-    static final int DEFAULT_MIN_PART_SIZE_BYTES = 5 * 1024 * 1024;
+    public static final int DEFAULT_MIN_PART_SIZE_BYTES = 5 * 1024 * 1024;
 
     /** Code point (equivalently UTF-8 byte) order of keys. */
-    static final Comparator<String> KEY_ORDER = StoreSupport::compareKeys;
+    public static final Comparator<String> KEY_ORDER = StoreSupport::compareKeys;
 
     private StoreSupport() {
     }
 
-    static int compareKeys(String a, String b) {
+    public static int compareKeys(String a, String b) {
         int i = 0;
         int j = 0;
         while (i < a.length() && j < b.length()) {
@@ -44,12 +44,12 @@ final class StoreSupport {
         return Integer.compare(a.length() - i, b.length() - j);
     }
 
-    static <T> CompletableFuture<T> failed(String message) {
+    public static <T> CompletableFuture<T> failed(String message) {
         return CompletableFuture.failedFuture(new ObjectStoreException(message, false));
     }
 
     /** Checks a ranged read's arguments; the object's size is checked later, against the object. */
-    static void checkRangeArguments(String description, String key, long position, int length) {
+    public static void checkRangeArguments(String description, String key, long position, int length) {
         if (position < 0 || length < 0) {
             throw new ObjectStoreException(description + ": invalid range of '" + key + "': position " + position
                     + ", length " + length + " (both must be >= 0)", false);
@@ -57,7 +57,7 @@ final class StoreSupport {
     }
 
     /** The number of bytes a ranged read returns after clipping, or an exception when it starts at or past the end. */
-    static int clipRange(String description, String key, long sizeBytes, long position, int length) {
+    public static int clipRange(String description, String key, long sizeBytes, long position, int length) {
         if (position >= sizeBytes) {
             throw new ObjectStoreException(description + ": range of '" + key + "' starts at " + position
                     + ", at or past the object's end (" + sizeBytes + " bytes)", false);
@@ -65,14 +65,14 @@ final class StoreSupport {
         return (int) Math.min(length, sizeBytes - position);
     }
 
-    static void checkPartNumber(String description, String key, int partNumber) {
+    public static void checkPartNumber(String description, String key, int partNumber) {
         if (partNumber < 1 || partNumber > MAX_PART_NUMBER) {
             throw new ObjectStoreException(description + ": part number " + partNumber + " of multipart upload of '"
                     + key + "' is outside [1, " + MAX_PART_NUMBER + "]", false);
         }
     }
 
-    static void checkCopyRange(String description, String sourceKey, long sourceSize, long position, long length) {
+    public static void checkCopyRange(String description, String sourceKey, long sourceSize, long position, long length) {
         if (position < 0 || length <= 0 || position + length > sourceSize) {
             throw new ObjectStoreException(description + ": copy range [" + position + ", " + (position + length)
                     + ") is outside source '" + sourceKey + "' of " + sourceSize + " bytes", false);
@@ -82,7 +82,7 @@ final class StoreSupport {
     /**
      * Reads the readable bytes of a caller's buffer without moving its reader index or touching its reference count.
      */
-    static byte[] copyReadable(ByteBuf data) {
+    public static byte[] copyReadable(ByteBuf data) {
         byte[] bytes = new byte[data.readableBytes()];
         data.getBytes(data.readerIndex(), bytes);
         return bytes;
@@ -92,7 +92,7 @@ final class StoreSupport {
      * The {@code minPartSizeBytes} query setting of a store URI (for tests that want small multipart uploads), or
      * S3's 5 MiB. Unknown settings are refused so that a typo does not pass silently.
      */
-    static int minPartSizeBytes(URI uri) {
+    public static int minPartSizeBytes(URI uri) {
         int minPartSizeBytes = DEFAULT_MIN_PART_SIZE_BYTES;
         for (Map.Entry<String, String> setting : UriSettings.query(uri).entrySet()) {
             String name = setting.getKey();

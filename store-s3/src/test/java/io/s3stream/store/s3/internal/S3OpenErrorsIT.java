@@ -1,9 +1,10 @@
-package io.s3stream.internal.store;
+package io.s3stream.store.s3.internal;
 
 import io.s3stream.StorageConfig;
 import io.s3stream.StreamStorage;
 import io.s3stream.spi.ObjectStoreException;
 import io.s3stream.testing.S3Server;
+import io.s3stream.testing.TestStores;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,7 +26,7 @@ class S3OpenErrorsIT {
     @Test
     void wrongCredentialsAreReportedAtOpen() {
         String uri = S3.uri("p").replace("secretKey=" + S3.server().secretKey(), "secretKey=wrong");
-        assertThatThrownBy(() -> ObjectStores.open(uri)).isInstanceOf(ObjectStoreException.class)
+        assertThatThrownBy(() -> TestStores.open(uri)).isInstanceOf(ObjectStoreException.class)
                 .hasMessageContaining("s3stream-test").hasMessageContaining("access denied")
                 .hasMessageContaining("403").hasMessageNotContaining("wrong");
     }
@@ -33,7 +34,7 @@ class S3OpenErrorsIT {
     @Test
     void aMissingBucketIsReportedAtOpen() {
         String uri = S3.uri("p").replace("s3://s3stream-test/", "s3://no-such-bucket/");
-        assertThatThrownBy(() -> ObjectStores.open(uri)).isInstanceOf(ObjectStoreException.class)
+        assertThatThrownBy(() -> TestStores.open(uri)).isInstanceOf(ObjectStoreException.class)
                 .hasMessageContaining("no-such-bucket").hasMessageContaining("does not exist")
                 .hasMessageContaining("NoSuchBucket");
     }
@@ -51,7 +52,7 @@ class S3OpenErrorsIT {
 
     @Test
     void anUnknownSettingIsRefused() {
-        assertThatThrownBy(() -> ObjectStores.open(S3.uri("p") + "&regoin=x"))
+        assertThatThrownBy(() -> TestStores.open(S3.uri("p") + "&regoin=x"))
                 .hasMessageContaining("unknown setting 'regoin'");
     }
 
