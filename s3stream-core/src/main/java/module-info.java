@@ -14,10 +14,10 @@ module io.s3stream.core {
     exports io.s3stream.spi;
     // wal-object lays its objects out in object format v1 so that the engine can adopt them as stream set objects.
     exports io.s3stream.internal.format to io.s3stream.wal.object;
-    // The object stores outside core (s3://, azblob://) share its range checks, key order and URI settings, and its
-    // future-unwrapping helper.
+    // The object stores outside core (s3://, azblob://) share its range checks, key order and URI settings.
     exports io.s3stream.internal.store.common to io.s3stream.store.s3, io.s3stream.store.azure;
-    exports io.s3stream.internal.util to io.s3stream.store.s3, io.s3stream.store.azure;
+    // Futures (unwrapping a failed future's cause) for the backends outside core.
+    exports io.s3stream.internal.util to io.s3stream.store.s3, io.s3stream.store.azure, io.s3stream.wal.object;
 
     uses io.s3stream.spi.WriteAheadLogProvider;
     uses io.s3stream.spi.ObjectStoreProvider;

@@ -8,6 +8,7 @@ import io.s3stream.NodeFencedException;
 import io.s3stream.OverCapacityException;
 import io.s3stream.StorageIOException;
 import io.s3stream.StreamClosedException;
+import io.s3stream.internal.util.Futures;
 import io.s3stream.spi.ObjectStore;
 import io.s3stream.spi.ObjectStoreException;
 import io.s3stream.spi.WalAppendResult;
@@ -342,7 +343,7 @@ public final class ObjectWal implements WriteAheadLog {
     }
 
     private void retryOrFail(Put p, Throwable error) {
-        Throwable cause = unwrap(error);
+        Throwable cause = Futures.unwrap(error);
         boolean retriable = cause instanceof TimeoutException || cause instanceof StorageIOException
                 || (cause instanceof ObjectStoreException ose && ose.isRetriable());
         long elapsed = System.nanoTime() - p.startedNanos;
@@ -598,14 +599,6 @@ public final class ObjectWal implements WriteAheadLog {
         } catch (RejectedExecutionException e) {
             // closed: the append was failed by close()
         }
-    }
-
-    private static Throwable unwrap(Throwable t) {
-        while ((t instanceof java.util.concurrent.CompletionException
-                || t instanceof java.util.concurrent.ExecutionException) && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
     }
 
     // ------------------------------------------------------------------------------------------------ state

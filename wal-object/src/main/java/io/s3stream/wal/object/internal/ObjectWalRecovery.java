@@ -7,6 +7,7 @@ import io.s3stream.CorruptDataException;
 import io.s3stream.NodeFencedException;
 import io.s3stream.StorageIOException;
 import io.s3stream.internal.format.ObjectReader;
+import io.s3stream.internal.util.Futures;
 import io.s3stream.spi.ObjectInfo;
 import io.s3stream.spi.ObjectNotFoundException;
 import io.s3stream.spi.ObjectStore;
@@ -236,7 +237,7 @@ final class ObjectWalRecovery {
                     }
                     failure = null;
                 } catch (RuntimeException e) {
-                    failure = unwrap(e);
+                    failure = Futures.unwrap(e);
                     if (!retriable(failure)) {
                         throw new StorageIOException(key + ": creating the seal failed: " + failure, failure);
                     }
@@ -246,7 +247,7 @@ final class ObjectWalRecovery {
                 try {
                     there = get(store.get(key));
                 } catch (RuntimeException e) {
-                    Throwable cause = unwrap(e);
+                    Throwable cause = Futures.unwrap(e);
                     if (cause instanceof ObjectNotFoundException && failure != null) {
                         pause(attempt, deadline, key, failure);
                         continue; // our create did not land: try again
@@ -280,7 +281,7 @@ final class ObjectWalRecovery {
             try {
                 return get(request.get());
             } catch (RuntimeException e) {
-                Throwable cause = unwrap(e);
+                Throwable cause = Futures.unwrap(e);
                 if (!retriable(cause)) {
                     if (cause instanceof RuntimeException re) {
                         throw re;
@@ -324,10 +325,4 @@ final class ObjectWalRecovery {
         }
     }
 
-    private static Throwable unwrap(Throwable t) {
-        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return t;
-    }
 }
