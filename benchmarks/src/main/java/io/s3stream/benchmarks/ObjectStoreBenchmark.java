@@ -1,4 +1,4 @@
-package io.s3stream.internal.store;
+package io.s3stream.benchmarks;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -8,6 +8,7 @@ import io.s3stream.StorageMetrics;
 import io.s3stream.Stream;
 import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
+import io.s3stream.internal.store.ObjectStorage;
 import io.s3stream.store.s3.internal.S3ObjectStore;
 import io.s3stream.testing.S3Server;
 import software.amazon.awssdk.core.async.AsyncRequestBody;

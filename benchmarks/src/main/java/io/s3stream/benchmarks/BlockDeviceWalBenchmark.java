@@ -1,9 +1,15 @@
-package io.s3stream.wal.blockdev.internal;
+package io.s3stream.benchmarks;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.s3stream.spi.WalAppendResult;
+import io.s3stream.spi.WalContext;
+import io.s3stream.spi.WriteAheadLog;
+import io.s3stream.wal.blockdev.internal.BlockDeviceWalProvider;
 
+import java.net.URI;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -20,7 +26,8 @@ import java.util.concurrent.locks.LockSupport;
  * fixed rates (measured from the intended start, so a stall is not hidden), and recovery scan speed. Each figure is
  * the median of three short runs. Not a test: run it by hand next to fio (see the module README).
  *
- * <pre>java --enable-native-access=ALL-UNNAMED -cp ... BlockDeviceWalBenchmark /path/wal.img [seconds]</pre>
+ * <pre>java --enable-native-access=ALL-UNNAMED -cp benchmarks/target/benchmarks.jar \
+ *     io.s3stream.benchmarks.BlockDeviceWalBenchmark /path/wal.img [seconds] [all|throughput|latency|recovery]</pre>
  */
 public final class BlockDeviceWalBenchmark {
     private static final long CAPACITY = 512L * 1024 * 1024;
@@ -94,17 +101,30 @@ public final class BlockDeviceWalBenchmark {
         }
     }
 
-    private static BlockDeviceWal open(Path file, int depth, long epoch) {
-        BlockDeviceWal wal = TestWals.open(TestWals.config(file, CAPACITY, depth), epoch);
+    /** The WAL through its SPI provider, as the engine opens it; earlier records are recovered and dropped. */
+    private static WriteAheadLog open(Path file, int depth, long epoch) {
+        WriteAheadLog wal = openRaw(file, depth, epoch);
         wal.recover((p, n, b) -> b.release());
         return wal;
+    }
+
+    private static WriteAheadLog openRaw(Path file, int depth, long epoch) {
+        URI uri = URI.create("blockdev://" + file.toAbsolutePath().toUri().getRawPath() + "?capacity=" + CAPACITY
+                + "&inflight=" + depth);
+        return new BlockDeviceWalProvider().open(uri, new WalContext(1, epoch, Path.of("target"), Duration.ofSeconds(2)));
+    }
+
+    private static ByteBuf buffer(byte[] data) {
+        ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(data.length);
+        buf.writeBytes(data);
+        return buf;
     }
 
     private static long epoch = System.currentTimeMillis();
 
     /** Returns {MB/s, appends/s}. */
     static double[] throughput(Path file, int size, int depth, int threads, int window) throws Exception {
-        BlockDeviceWal wal = open(file, depth, ++epoch);
+        WriteAheadLog wal = open(file, depth, ++epoch);
         AtomicLong ackedNext = new AtomicLong();
         AtomicLong count = new AtomicLong();
         long warmupEnd = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
@@ -114,7 +134,7 @@ public final class BlockDeviceWalBenchmark {
         for (int t = 0; t < threads; t++) {
             workers.add(Thread.ofPlatform().start(() -> {
                 Semaphore permits = new Semaphore(window);
-                ByteBuf buf = TestWals.buffer(new byte[size]);
+                ByteBuf buf = buffer(new byte[size]);
                 try {
                     while (System.nanoTime() < end) {
                         permits.acquireUninterruptibly();
@@ -154,8 +174,8 @@ public final class BlockDeviceWalBenchmark {
 
     /** Returns {p50, p90, p99, p99.9, max} in microseconds. */
     static double[] latency(Path file, int rate, int depth) throws Exception {
-        BlockDeviceWal wal = open(file, depth, ++epoch);
-        ByteBuf buf = TestWals.buffer(new byte[1024]);
+        WriteAheadLog wal = open(file, depth, ++epoch);
+        ByteBuf buf = buffer(new byte[1024]);
         long interval = 1_000_000_000L / rate;
         int warmup = rate / 2;
         int n = (int) (rate * seconds);
@@ -197,8 +217,8 @@ public final class BlockDeviceWalBenchmark {
 
     /** One thread, one append at a time: {p50, p90, p99, p99.9 in us, appends/s}. */
     static double[] closedLoop(Path file, int size) throws Exception {
-        BlockDeviceWal wal = open(file, 1, ++epoch);
-        ByteBuf buf = TestWals.buffer(new byte[size]);
+        WriteAheadLog wal = open(file, 1, ++epoch);
+        ByteBuf buf = buffer(new byte[size]);
         long warm = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
         while (System.nanoTime() < warm) {
             wal.append(buf).get();
@@ -227,9 +247,9 @@ public final class BlockDeviceWalBenchmark {
 
     /** Fills most of the ring with 4 KiB records, reopens, and times recover(). Returns MB/s of WAL scanned. */
     static double recovery(Path file) throws Exception {
-        BlockDeviceWal wal = open(file, 4, ++epoch);
+        WriteAheadLog wal = open(file, 4, ++epoch);
         wal.trim(Long.MAX_VALUE).get();
-        ByteBuf buf = TestWals.buffer(new byte[4000]);
+        ByteBuf buf = buffer(new byte[4000]);
         long target = CAPACITY * 3 / 4;
         long first = wal.append(buf).get().walPosition();
         AtomicLong lastNext = new AtomicLong();
@@ -248,7 +268,7 @@ public final class BlockDeviceWalBenchmark {
         buf.release();
         wal.close();
         long t0 = System.nanoTime();
-        BlockDeviceWal reopened = TestWals.open(TestWals.config(file, CAPACITY, 1), ++epoch);
+        WriteAheadLog reopened = openRaw(file, 1, ++epoch);
         var result = reopened.recover((p, n, b) -> b.release());
         double secs = (System.nanoTime() - t0) / 1e9;
         reopened.trim(Long.MAX_VALUE).get();

@@ -1,4 +1,4 @@
-package io.s3stream.internal.engine;
+package io.s3stream.benchmarks;
 
 import io.netty.buffer.ByteBuf;
 import io.s3stream.FetchResult;
@@ -25,7 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A main-method harness (not a test; the JMH module belongs to another engineer for now) for the catch-up figures of
+ * A main-method harness (wall-clock, minutes of backlog: not a JMH benchmark) for the catch-up figures of
  * {@code cache/README.md}: raw ranged-GET throughput of the store, catch-up read throughput with read-ahead on and
  * off, and the p99 of tail append + tail fetch with and without a catch-up reader. The store is the in-memory store
  * behind {@code faulty://} with a fixed latency injected into every GET ({@code -Dlatency.ms}, default 2).

@@ -24,7 +24,9 @@ import java.util.concurrent.TimeUnit;
  * with compaction on, trimming to a retention window; prints live objects over time, bytes rewritten by compaction per
  * byte ingested, compaction's memory peak, and the latency of fetching a cold range before and after compaction.
  *
- * <p>Usage: {@code CompactionBenchmark [seconds=60] [streams=1000] [bytesPerSecondPerStream=4096] [on|off] [dir]};
+ * <p>It lives in the engine's package so that it can read the compactor's statistics. Usage: {@code java -cp
+ * benchmarks/target/benchmarks.jar io.s3stream.internal.engine.CompactionBenchmark [seconds=60] [streams=1000]
+ * [bytesPerSecondPerStream=4096] [on|off] [dir]};
  * with {@code off} compaction runs only after the write phase, so the first cold fetch reads uncompacted objects.
  */
 public final class CompactionBenchmark {

@@ -1,8 +1,8 @@
 package io.s3stream.internal.manifest;
 
 import io.s3stream.StreamOptions;
-import io.s3stream.internal.metadata.ManifestState;
 import io.s3stream.internal.metadata.ManifestOp;
+import io.s3stream.internal.metadata.ManifestState;
 import io.s3stream.internal.store.MemObjectStore;
 import io.s3stream.internal.store.ObjectStores;
 import io.s3stream.spi.CommitRequest;
@@ -22,8 +22,9 @@ import java.util.Map;
 /**
  * Measures the manifest (a main method, not a test): requests per commit on the fast path and on a lost race, commit
  * latency on {@code file://} and {@code mem://}, start-up time from a checkpoint of 100,000 objects and 10,000
- * streams, and heap per stream and per object in the view. Run from the module directory after test-compile:
- * {@code java -cp "target/classes:target/test-classes:$(cat cp.txt)" io.s3stream.internal.manifest.ManifestBenchmark}.
+ * streams, and heap per stream and per object in the view. It lives in the manifest's package so that it can read the
+ * store's request counters: {@code java -cp benchmarks/target/benchmarks.jar
+ * io.s3stream.internal.manifest.ManifestBenchmark}.
  */
 public final class ManifestBenchmark {
 
