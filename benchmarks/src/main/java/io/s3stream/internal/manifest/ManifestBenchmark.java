@@ -1,6 +1,5 @@
 package io.s3stream.internal.manifest;
 
-import io.s3stream.StreamOptions;
 import io.s3stream.internal.metadata.ManifestOp;
 import io.s3stream.internal.metadata.ManifestState;
 import io.s3stream.internal.store.MemObjectStore;

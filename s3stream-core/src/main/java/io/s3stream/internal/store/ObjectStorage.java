@@ -11,9 +11,6 @@ import io.s3stream.spi.ObjectStoreException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.EnumMap;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -25,7 +22,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
 /**
@@ -57,7 +53,6 @@ import java.util.function.Supplier;
  */
 public final class ObjectStorage implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(ObjectStorage.class.getName());
-    private static final double GIB = 1024.0 * 1024 * 1024;
 
     private final ObjectStore store;
     private final RetryPolicy retry;
@@ -65,14 +60,8 @@ public final class ObjectStorage implements AutoCloseable {
     private final RequestScheduler scheduler;
     private final RetryBudget budget;
     private final ScheduledExecutorService timer;
-    private final Map<RequestKind, LongAdder> requests = new EnumMap<>(RequestKind.class);
-    private final LongAdder bytesOut = new LongAdder();
-    private final LongAdder bytesIn = new LongAdder();
-    private final LongAdder retries = new LongAdder();
-    private final LongAdder budgetRefusals = new LongAdder();
-    private final LongAdder mergedReads = new LongAdder();
-    private final LongAdder hedgedReads = new LongAdder();
-    private final Map<String, List<ReadGroup>> openReadGroups = new HashMap<>(); // guarded by itself
+    private final StoreCounters counters = new StoreCounters();
+    private final ReadMerger merger;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     public ObjectStorage(ObjectStore store, RetryPolicy retry) {
@@ -85,9 +74,7 @@ public final class ObjectStorage implements AutoCloseable {
         this.settings = settings;
         this.scheduler = new RequestScheduler(settings.maxInFlight());
         this.budget = new RetryBudget(settings.retryBudgetTokens(), settings.retryRefundPerSuccess());
-        for (RequestKind kind : RequestKind.values()) {
-            requests.put(kind, new LongAdder());
-        }
+        this.merger = new ReadMerger(settings.mergeGapBytes(), settings.mergeMaxBytes(), counters.mergedReads);
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "s3stream-object-store-timer");
             t.setDaemon(true);
@@ -106,85 +93,12 @@ public final class ObjectStorage implements AutoCloseable {
     }
 
     /**
-     * The backend with request and byte counting only: no scheduling, no retries, no timeouts added (for metadata
-     * stores that keep their own retry policy), so that their requests appear in {@link #requestCounts()} and the cost
-     * report with everything else. Closing it does not close the backend.
+     * The backend with request and byte counting only ({@link CountingObjectStore}), for metadata stores that keep
+     * their own retry policy, so that their requests appear in {@link #requestCounts()} and the cost report with
+     * everything else. Closing it does not close the backend.
      */
     public ObjectStore countedBackend() {
-        return new ObjectStore() {
-            @Override
-            public CompletableFuture<Void> put(String key, ByteBuf data) {
-                int size = data.readableBytes();
-                requests.get(RequestKind.PUT).increment();
-                return store.put(key, data).thenRun(() -> bytesOut.add(size));
-            }
-
-            @Override
-            public CompletableFuture<Boolean> putIfAbsent(String key, ByteBuf data) {
-                int size = data.readableBytes();
-                requests.get(RequestKind.CREATE_IF_ABSENT).increment();
-                return store.putIfAbsent(key, data).thenApply(created -> {
-                    bytesOut.add(size);
-                    return created;
-                });
-            }
-
-            @Override
-            public CompletableFuture<ByteBuf> get(String key, long position, int length) {
-                requests.get(RequestKind.GET).increment();
-                return store.get(key, position, length).thenApply(this::countIn);
-            }
-
-            @Override
-            public CompletableFuture<ByteBuf> get(String key) {
-                requests.get(RequestKind.GET).increment();
-                return store.get(key).thenApply(this::countIn);
-            }
-
-            private ByteBuf countIn(ByteBuf buf) {
-                bytesIn.add(buf.readableBytes());
-                return buf;
-            }
-
-            @Override
-            public CompletableFuture<Optional<ObjectInfo>> head(String key) {
-                requests.get(RequestKind.HEAD).increment();
-                return store.head(key);
-            }
-
-            @Override
-            public CompletableFuture<List<ObjectInfo>> list(String prefix) {
-                requests.get(RequestKind.LIST).increment();
-                return store.list(prefix);
-            }
-
-            @Override
-            public CompletableFuture<Void> delete(Collection<String> keys) {
-                requests.get(RequestKind.DELETE).increment();
-                return store.delete(keys);
-            }
-
-            @Override
-            public CompletableFuture<MultipartUpload> startMultipart(String key) {
-                requests.get(RequestKind.CREATE_MULTIPART).increment();
-                return store.startMultipart(key); // parts of a metadata upload are not counted separately
-            }
-
-            @Override
-            public int minPartSizeBytes() {
-                return store.minPartSizeBytes();
-            }
-
-            @Override
-            public String description() {
-                return store.description();
-            }
-
-            @Override
-            public void close() {
-                // the backend belongs to the ObjectStorage
-            }
-        };
+        return new CountingObjectStore(store, counters);
     }
 
     public String description() {
@@ -200,7 +114,7 @@ public final class ObjectStorage implements AutoCloseable {
     public CompletableFuture<Void> put(String key, ByteBuf data, Priority priority) {
         int size = data.readableBytes();
         return withRetry(RequestKind.PUT, key, priority, () -> store.put(key, data.duplicate()))
-                .thenRun(() -> bytesOut.add(size));
+                .thenRun(() -> counters.bytesOut.add(size));
     }
 
     /**
@@ -214,7 +128,7 @@ public final class ObjectStorage implements AutoCloseable {
         int size = data.readableBytes();
         return withRetry(RequestKind.CREATE_IF_ABSENT, key, priority, 1, () -> store.putIfAbsent(key, data.duplicate()))
                 .thenApply(created -> {
-                    bytesOut.add(size);
+                    counters.bytesOut.add(size);
                     return created;
                 });
     }
@@ -246,7 +160,7 @@ public final class ObjectStorage implements AutoCloseable {
                         ByteBuf part = data.slice(data.readerIndex() + offset, length);
                         int n = partNumber;
                         parts.add(withRetry(RequestKind.PART, key + " part " + n, priority,
-                                () -> upload.uploadPart(n, part.duplicate())).thenRun(() -> bytesOut.add(length)));
+                                () -> upload.uploadPart(n, part.duplicate())).thenRun(() -> counters.bytesOut.add(length)));
                         if (length == 0) {
                             break;
                         }
@@ -255,7 +169,7 @@ public final class ObjectStorage implements AutoCloseable {
                             .thenCompose(ignored -> withRetry(RequestKind.COMPLETE, key, priority, upload::complete))
                             .exceptionallyCompose(error -> {
                                 Throwable cause = Futures.unwrap(error);
-                                requests.get(RequestKind.ABORT_MULTIPART).increment();
+                                counters.request(RequestKind.ABORT_MULTIPART);
                                 return upload.abort().handle((ignored, abortError) -> {
                                     if (abortError != null) {
                                         LOG.log(System.Logger.Level.WARNING, "abort of multipart upload of " + key
@@ -282,25 +196,10 @@ public final class ObjectStorage implements AutoCloseable {
         if (settings.mergeGapBytes() < 0 || length <= 0) {
             return rangedGet(key, position, length, priority);
         }
-        Waiter waiter = new Waiter(position, length, new CompletableFuture<>());
-        ReadGroup group;
-        synchronized (openReadGroups) {
-            List<ReadGroup> groups = openReadGroups.computeIfAbsent(key, k -> new ArrayList<>());
-            for (ReadGroup g : groups) {
-                if (g.absorb(waiter, settings.mergeGapBytes(), settings.mergeMaxBytes())) {
-                    mergedReads.increment();
-                    return waiter.result;
-                }
-            }
-            group = new ReadGroup(key, waiter);
-            groups.add(group);
-        }
-        ReadGroup g = group;
-        withRetry(RequestKind.GET, key, priority, () -> {
-            g.close(this);
-            return hedged(() -> checkedGet(key, g.start, (int) (g.end - g.start)));
-        }).whenComplete((buf, error) -> g.distribute(buf, error));
-        return waiter.result;
+        return merger.read(key, position, length, group -> withRetry(RequestKind.GET, key, priority, () -> {
+            group.seal();
+            return hedged(() -> checkedGet(key, group.start(), group.length()));
+        }));
     }
 
     private CompletableFuture<ByteBuf> rangedGet(String key, long position, int length, Priority priority) {
@@ -315,7 +214,7 @@ public final class ObjectStorage implements AutoCloseable {
                 throw new ObjectStoreException(store.description() + ": GET " + key + " [" + position + ", "
                         + (position + length) + ") returned " + got + " bytes instead of " + length, true);
             }
-            bytesIn.add(length);
+            counters.bytesIn.add(length);
             return buf;
         });
     }
@@ -333,8 +232,8 @@ public final class ObjectStorage implements AutoCloseable {
             if (winner.isDone() || !hedgeSent.compareAndSet(false, true)) {
                 return;
             }
-            hedgedReads.increment();
-            requests.get(RequestKind.GET).increment();
+            counters.hedgedReads.increment();
+            counters.request(RequestKind.GET);
             read.get().whenComplete((buf, error) -> settle(winner, buf, error, true));
         };
         var scheduled = timer.schedule(hedge, after.toMillis(), TimeUnit.MILLISECONDS);
@@ -362,7 +261,7 @@ public final class ObjectStorage implements AutoCloseable {
 
     public CompletableFuture<ByteBuf> get(String key, Priority priority) {
         return withRetry(RequestKind.GET, key, priority, () -> store.get(key).thenApply(buf -> {
-            bytesIn.add(buf.readableBytes());
+            counters.bytesIn.add(buf.readableBytes());
             return buf;
         }));
     }
@@ -412,7 +311,7 @@ public final class ObjectStorage implements AutoCloseable {
                                               Priority priority) {
         int size = data.readableBytes();
         return withRetry(RequestKind.PART, upload.key() + " part " + partNumber, priority,
-                () -> upload.uploadPart(partNumber, data.duplicate())).thenRun(() -> bytesOut.add(size));
+                () -> upload.uploadPart(partNumber, data.duplicate())).thenRun(() -> counters.bytesOut.add(size));
     }
 
     /** Fills one part from a range of an existing object, server-side where the backend can (retried). */
@@ -449,61 +348,38 @@ public final class ObjectStorage implements AutoCloseable {
 
     /** Requests by kind since start (every attempt counts). */
     public Map<String, Long> requestCounts() {
-        Map<String, Long> out = new LinkedHashMap<>();
-        requests.forEach((k, v) -> out.put(k.name(), v.sum()));
-        return out;
+        return counters.requestCounts();
     }
 
     public long bytesOut() {
-        return bytesOut.sum();
+        return counters.bytesOut.sum();
     }
 
     public long bytesIn() {
-        return bytesIn.sum();
+        return counters.bytesIn.sum();
     }
 
     public long retries() {
-        return retries.sum();
+        return counters.retries.sum();
     }
 
     /** Retriable failures returned without retry because the budget was spent. */
     public long budgetRefusals() {
-        return budgetRefusals.sum();
+        return counters.budgetRefusals.sum();
     }
 
     /** Ranged reads served by another read's GET. */
     public long mergedReads() {
-        return mergedReads.sum();
+        return counters.mergedReads.sum();
     }
 
     public long hedgedReads() {
-        return hedgedReads.sum();
+        return counters.hedgedReads.sum();
     }
 
-    /**
-     * One line for the log: requests by kind, bytes, and write requests per GiB written. Example:
-     * <pre>
-     * object store s3://bucket/prefix/: requests PUT=96 PART=0 COMPLETE=0 CREATE_MULTIPART=0 ABORT_MULTIPART=0
-     * GET=212 HEAD=0 LIST=1 DELETE=0 CREATE_IF_ABSENT=0; out 1.00 GiB (96.0 write requests/GiB), in 0.21 GiB;
-     * retries 3 (budget refusals 0), merged reads 40, hedged reads 0, in flight 2, queued 0
-     * </pre>
-     */
+    /** One line for the log: requests by kind, bytes, write requests per GiB, retries, merging ({@link StoreCounters}). */
     public String costReport() {
-        StringBuilder sb = new StringBuilder("object store ").append(store.description()).append(": requests");
-        long writes = 0;
-        for (Map.Entry<RequestKind, LongAdder> e : requests.entrySet()) {
-            long n = e.getValue().sum();
-            sb.append(' ').append(e.getKey()).append('=').append(n);
-            if (e.getKey().isWrite()) {
-                writes += n;
-            }
-        }
-        double outGiB = bytesOut.sum() / GIB;
-        sb.append(String.format("; out %.2f GiB (%.1f write requests/GiB), in %.2f GiB; retries %d (budget refusals %d),"
-                        + " merged reads %d, hedged reads %d, in flight %d, queued %d",
-                outGiB, outGiB == 0 ? 0.0 : writes / outGiB, bytesIn.sum() / GIB, retries.sum(), budgetRefusals.sum(),
-                mergedReads.sum(), hedgedReads.sum(), scheduler.inFlight(), scheduler.queued()));
-        return sb.toString();
+        return counters.report(store.description(), scheduler.inFlight(), scheduler.queued());
     }
 
     // ------------------------------------------------------------------------------------------------------- retries
@@ -523,7 +399,7 @@ public final class ObjectStorage implements AutoCloseable {
     private <T> void attempt(RequestKind kind, String key, Priority priority, Supplier<CompletableFuture<T>> request,
                              int attempt, int maxAttempts, CompletableFuture<T> result) {
         scheduler.submit(priority, () -> {
-            requests.get(kind).increment();
+            counters.request(kind);
             CompletableFuture<T> f;
             try {
                 f = request.get();
@@ -559,13 +435,13 @@ public final class ObjectStorage implements AutoCloseable {
                 return;
             }
             if (!budget.tryAcquire()) {
-                budgetRefusals.increment();
+                counters.budgetRefusals.increment();
                 result.completeExceptionally(new StorageIOException(store.description() + ": " + kind + " " + key
                         + " failed and the retry budget is spent (the store is failing most requests; callers back "
                         + "off); last error: " + describe(cause), cause, true));
                 return;
             }
-            retries.increment();
+            counters.retries.increment();
             long cap = Math.min(retry.maxBackoff().toMillis(), retry.baseBackoff().toMillis() << Math.min(20, attempt - 1));
             long delay = ThreadLocalRandom.current().nextLong(cap + 1); // full jitter
             try {
@@ -590,77 +466,6 @@ public final class ObjectStorage implements AutoCloseable {
             LOG.log(System.Logger.Level.INFO, costReport());
             timer.shutdownNow();
             store.close();
-        }
-    }
-
-    // ----------------------------------------------------------------------------------------------------- read merge
-
-    private record Waiter(long position, int length, CompletableFuture<ByteBuf> result) {
-    }
-
-    /** Reads of one object gathered while the first of them waits for a slot; closed when it gets one. */
-    private static final class ReadGroup {
-        final String key;
-        final List<Waiter> waiters = new ArrayList<>();
-        long start;
-        long end;
-        boolean closed;
-
-        ReadGroup(String key, Waiter first) {
-            this.key = key;
-            waiters.add(first);
-            start = first.position;
-            end = first.position + first.length;
-        }
-
-        /** Called with the groups' lock held. */
-        boolean absorb(Waiter w, int maxGap, int maxBytes) {
-            if (closed) {
-                return false;
-            }
-            long newStart = Math.min(start, w.position);
-            long newEnd = Math.max(end, w.position + w.length);
-            boolean near = w.position <= end + maxGap && w.position + w.length >= start - maxGap;
-            if (!near || newEnd - newStart > maxBytes) {
-                return false;
-            }
-            start = newStart;
-            end = newEnd;
-            waiters.add(w);
-            return true;
-        }
-
-        void close(ObjectStorage owner) {
-            synchronized (owner.openReadGroups) {
-                if (!closed) {
-                    closed = true;
-                    List<ReadGroup> groups = owner.openReadGroups.get(key);
-                    if (groups != null) {
-                        groups.remove(this);
-                        if (groups.isEmpty()) {
-                            owner.openReadGroups.remove(key);
-                        }
-                    }
-                }
-            }
-        }
-
-        /** Hands each waiter its slice (a retained slice of the one buffer), then drops the group's reference. */
-        void distribute(ByteBuf buf, Throwable error) {
-            if (error != null) {
-                Throwable cause = Futures.unwrap(error);
-                for (Waiter w : waiters) {
-                    w.result.completeExceptionally(cause);
-                }
-                return;
-            }
-            try {
-                for (Waiter w : waiters) {
-                    w.result.complete(buf.retainedSlice(buf.readerIndex() + (int) (w.position - start), w.length));
-                }
-            } finally {
-                buf.release();
-            }
         }
     }
 

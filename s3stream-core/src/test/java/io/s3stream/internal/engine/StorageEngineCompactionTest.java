@@ -1,7 +1,6 @@
 package io.s3stream.internal.engine;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.s3stream.CorruptDataException;
 import io.s3stream.FetchResult;
 import io.s3stream.RecordBatch;

@@ -3,7 +3,6 @@ package io.s3stream.wal.object.internal;
 import io.netty.buffer.Unpooled;
 import io.s3stream.StorageIOException;
 import io.s3stream.spi.ObjectInfo;
-import io.s3stream.spi.ObjectStore;
 import io.s3stream.spi.WalAppendResult;
 import io.s3stream.spi.WalContext;
 import io.s3stream.spi.WriteAheadLog;
