@@ -10,7 +10,6 @@ import io.s3stream.spi.ObjectStoreException;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
@@ -50,13 +49,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * never visible through {@link #get} or {@link #list}. Newly created directories are forced into their parents.
  *
  * <h2>Keys</h2>
- * Keys must be safe relative paths: no leading {@code '/'}, no empty, {@code "."} or {@code ".."} segments, no
- * backslash, no unpaired surrogate, no segment starting with {@value #RESERVED_PREFIX}, at most
- * {@value #MAX_SEGMENT_BYTES} bytes per (encoded) segment. Printable ASCII other than {@code '%'} maps to file names
- * verbatim, so the usual keys are readable on disk; every other character is written as {@code %XX} escapes of its
- * UTF-8 bytes, because the JVM cannot create non-ASCII file names when the process runs in the C/POSIX locale.
- * Unlike S3, a directory cannot hold both an object {@code a/b} and an object {@code a/b/c}; the second write fails
- * with a message that says so. Deleting the last object of a directory removes the emptied directories.
+ * Keys must be safe relative paths; {@link FileKeys} states the rules and maps keys to file names. Unlike S3, a
+ * directory cannot hold both an object {@code a/b} and an object {@code a/b/c}; the second write fails with a message
+ * that says so. Deleting the last object of a directory removes the emptied directories.
  *
  * <h2>Concurrency</h2>
  * The store holds no mutable state about objects; the file system is the single owner. Blocking IO runs on a
@@ -76,9 +71,6 @@ public final class FileObjectStore implements ObjectStore {
     static final String TEMP_PREFIX = RESERVED_PREFIX + "tmp-";
     /** Directory (under the root) holding the parts of multipart uploads in progress. */
     static final String STAGING_DIR = RESERVED_PREFIX + "multipart";
-    private static final int MAX_SEGMENT_BYTES = 255;
-    private static final int MAX_KEY_BYTES = 1024;
-    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
     /**
      * A write into a directory that a concurrent delete just removed (because it was empty) is retried this many
      * times; each retry needs a delete to slip in between creating the directory and the file in it.
@@ -317,105 +309,11 @@ public final class FileObjectStore implements ObjectStore {
 
     /** Maps a key to its path, refusing anything that could escape the root or collide with the store's own files. */
     Path resolve(String key) {
-        String problem = keyProblem(key);
+        String problem = FileKeys.keyProblem(key);
         if (problem != null) {
-            throw new ObjectStoreException(description + ": unsafe key '" + printable(key) + "': " + problem, false);
+            throw new ObjectStoreException(description + ": unsafe key '" + FileKeys.printable(key) + "': " + problem, false);
         }
-        return root.resolve(encodePath(key));
-    }
-
-    /** The relative file path of a (valid) key: each segment's characters outside printable ASCII, and '%', escaped. */
-    static String encodePath(String key) {
-        StringBuilder path = null;
-        for (int i = 0; i < key.length(); i++) {
-            char c = key.charAt(i);
-            if (c < 0x20 || c >= 0x7F || c == '%') {
-                path = new StringBuilder(key.length() + 16).append(key, 0, i);
-                for (byte b : key.substring(i).getBytes(StandardCharsets.UTF_8)) {
-                    int u = b & 0xFF;
-                    if (u < 0x20 || u >= 0x7F || u == '%') {
-                        path.append('%').append(HEX[u >>> 4]).append(HEX[u & 0xF]);
-                    } else {
-                        path.append((char) u);
-                    }
-                }
-                break;
-            }
-        }
-        return path == null ? key : path.toString();
-    }
-
-    /** The key segment a file name stands for; names that are not valid escapes are taken literally. */
-    static String decodeName(String name) {
-        if (name.indexOf('%') < 0) {
-            return name;
-        }
-        byte[] bytes = new byte[name.length()];
-        int n = 0;
-        for (int i = 0; i < name.length(); i++) {
-            char c = name.charAt(i);
-            int high = c == '%' && i + 2 < name.length() ? Character.digit(name.charAt(i + 1), 16) : -1;
-            int low = high >= 0 ? Character.digit(name.charAt(i + 2), 16) : -1;
-            if (low >= 0) {
-                bytes[n++] = (byte) (high * 16 + low);
-                i += 2;
-            } else if (c < 0x80) {
-                bytes[n++] = (byte) c;
-            } else {
-                return name; // not written by this store
-            }
-        }
-        return new String(bytes, 0, n, StandardCharsets.UTF_8);
-    }
-
-    private static String keyProblem(String key) {
-        if (key == null || key.isEmpty()) {
-            return "a key must not be empty";
-        }
-        if (key.getBytes(StandardCharsets.UTF_8).length > MAX_KEY_BYTES) {
-            return "longer than " + MAX_KEY_BYTES + " bytes";
-        }
-        if (key.indexOf('\\') >= 0) {
-            return "backslashes are not allowed";
-        }
-        for (int i = 0; i < key.length(); i++) {
-            char c = key.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < key.length() && Character.isLowSurrogate(key.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                return "an unpaired surrogate at index " + i + " is not valid Unicode";
-            }
-        }
-        if (key.startsWith("/")) {
-            return "a key must not start with '/'";
-        }
-        for (String segment : key.split("/", -1)) {
-            String problem = segmentProblem(segment);
-            if (problem != null) {
-                return problem;
-            }
-        }
-        return null;
-    }
-
-    private static String segmentProblem(String segment) {
-        if (segment.isEmpty()) {
-            return "empty path segments ('//' or a trailing '/') are not allowed";
-        }
-        if (segment.equals(".") || segment.equals("..")) {
-            return "'" + segment + "' segments are not allowed";
-        }
-        if (segment.startsWith(RESERVED_PREFIX)) {
-            return "segments starting with '" + RESERVED_PREFIX + "' are reserved for the store's own files";
-        }
-        if (encodePath(segment).length() > MAX_SEGMENT_BYTES) {
-            return "a segment is longer than " + MAX_SEGMENT_BYTES + " bytes as a file name";
-        }
-        return null;
-    }
-
-    private static String printable(String key) {
-        return key == null ? "null" : key.replace("\0", "\\0");
+        return root.resolve(FileKeys.encodePath(key));
     }
 
     /** The deepest directory every key with {@code prefix} lives under. */
@@ -428,12 +326,12 @@ public final class FileObjectStore implements ObjectStore {
             return root;
         }
         String directory = prefix.substring(0, slash);
-        String problem = keyProblem(directory);
+        String problem = FileKeys.keyProblem(directory);
         if (problem != null) {
-            throw new ObjectStoreException(description + ": unsafe list prefix '" + printable(prefix) + "': " + problem,
+            throw new ObjectStoreException(description + ": unsafe list prefix '" + FileKeys.printable(prefix) + "': " + problem,
                     false);
         }
-        return root.resolve(encodePath(directory));
+        return root.resolve(FileKeys.encodePath(directory));
     }
 
     private String keyOf(Path file) {
@@ -442,7 +340,7 @@ public final class FileObjectStore implements ObjectStore {
             if (!key.isEmpty()) {
                 key.append('/');
             }
-            key.append(decodeName(name.toString()));
+            key.append(FileKeys.decodeName(name.toString()));
         }
         return key.toString();
     }

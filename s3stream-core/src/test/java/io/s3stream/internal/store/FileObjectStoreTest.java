@@ -236,7 +236,7 @@ class FileObjectStoreTest extends ObjectStoreContractTest {
         assertThat(Files.isRegularFile(root.resolve("data/00ab/0000000000000001"))).isTrue();
         assertThat(Files.isRegularFile(root.resolve("u/%C3%A9t%C3%A9"))).isTrue();
         assertThat(Files.isRegularFile(root.resolve("u/100%25"))).isTrue();
-        assertThat(FileObjectStore.decodeName("bad%zz%4")).isEqualTo("bad%zz%4");
+        assertThat(FileKeys.decodeName("bad%zz%4")).isEqualTo("bad%zz%4");
     }
 
     @Test
