@@ -1,7 +1,6 @@
 package io.s3stream.internal.manifest;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.s3stream.CorruptDataException;
 import io.s3stream.StorageIOException;
@@ -29,15 +28,12 @@ import java.util.Optional;
 import java.util.SortedMap;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -111,12 +107,11 @@ public final class ManifestMetadataStore implements MetadataStore {
     private final ObjectStore store;
     private final InstantSource clock;
     private final ManifestConfig config;
-    private final String logPrefix;
-    private final String checkpointPrefix;
+    private final ManifestIo io;
+    private final CheckpointWriter checkpointWriter;
     private final long writerId;
     private final ScheduledExecutorService conductor;
     private final ExecutorService background;
-    private final Counters counters = new Counters();
 
     // Owned by the conductor thread (start-up runs before it exists, in the constructor's thread).
     private volatile ManifestState view;
@@ -133,8 +128,8 @@ public final class ManifestMetadataStore implements MetadataStore {
         this.store = store;
         this.clock = clock;
         this.config = config;
-        this.logPrefix = config.prefix() + "log/";
-        this.checkpointPrefix = config.prefix() + "checkpoint/";
+        this.io = new ManifestIo(store, config);
+        this.checkpointWriter = new CheckpointWriter(io, config, clock);
         long id;
         do {
             id = new java.security.SecureRandom().nextLong();
@@ -173,24 +168,6 @@ public final class ManifestMetadataStore implements MetadataStore {
         return m;
     }
 
-    // ================================================================================================ keys
-
-    String logKey(long seq) {
-        return logPrefix + String.format("%020d", seq);
-    }
-
-    String checkpointKey(long seq) {
-        return checkpointPrefix + String.format("%020d", seq);
-    }
-
-    private static long seqOf(String key, String prefix) {
-        String digits = key.substring(prefix.length());
-        if (digits.length() != 20 || !digits.chars().allMatch(Character::isDigit)) {
-            throw new CorruptDataException("unexpected object " + key + " in the manifest: names there are 20 digits");
-        }
-        return Long.parseLong(digits);
-    }
-
     // ================================================================================================ start-up
 
     private void load() {
@@ -215,8 +192,8 @@ public final class ManifestMetadataStore implements MetadataStore {
         lastCheckpointSeq = 0;
         loadLatestCheckpoint();
         List<Long> seqs = new ArrayList<>();
-        for (ObjectInfo info : list(logPrefix)) {
-            long seq = seqOf(info.key(), logPrefix);
+        for (ObjectInfo info : io.list(io.logPrefix())) {
+            long seq = io.logSeq(info);
             if (seq > viewSeq) {
                 seqs.add(seq);
             }
@@ -225,33 +202,33 @@ public final class ManifestMetadataStore implements MetadataStore {
         for (int i = 0; i < seqs.size(); i++) {
             long expected = viewSeq + 1 + i;
             if (seqs.get(i) != expected) {
-                List<ObjectInfo> checkpoints = list(checkpointPrefix);
-                if (!checkpoints.isEmpty() && seqOf(checkpoints.getLast().key(), checkpointPrefix) > viewSeq) {
+                List<ObjectInfo> checkpoints = io.list(io.checkpointPrefix());
+                if (!checkpoints.isEmpty() && io.checkpointSeq(checkpoints.getLast()) > viewSeq) {
                     throw new LoadRaceException("a newer checkpoint appeared");
                 }
-                throw new CorruptDataException("manifest entry " + logKey(expected) + " is missing although "
-                        + logKey(seqs.get(i)) + " exists" + (viewSeq == 0 ? "" : " (after checkpoint "
-                        + checkpointKey(viewSeq) + ")") + ": the log has a gap, refusing to skip history");
+                throw new CorruptDataException("manifest entry " + io.logKey(expected) + " is missing although "
+                        + io.logKey(seqs.get(i)) + " exists" + (viewSeq == 0 ? "" : " (after checkpoint "
+                        + io.checkpointKey(viewSeq) + ")") + ": the log has a gap, refusing to skip history");
             }
         }
         for (int from = 0; from < seqs.size(); from += FETCH_WINDOW) {
             List<CompletableFuture<ByteBuf>> window = new ArrayList<>();
             int to = Math.min(seqs.size(), from + FETCH_WINDOW);
             for (int i = from; i < to; i++) {
-                counters.gets.incrementAndGet();
-                window.add(store.get(logKey(seqs.get(i))));
+                io.counters.gets.incrementAndGet();
+                window.add(store.get(io.logKey(seqs.get(i))));
             }
             for (int i = from; i < to; i++) {
                 long seq = seqs.get(i);
-                String key = logKey(seq);
+                String key = io.logKey(seq);
                 byte[] bytes;
                 try {
-                    bytes = toBytes(await(window.get(i - from)));
+                    bytes = ManifestIo.toBytes(io.await(window.get(i - from)));
                 } catch (ObjectNotFoundException e) {
-                    drain(window, i - from + 1);
+                    ManifestIo.drain(window, i - from + 1);
                     throw new LoadRaceException("entry " + key + " vanished");
                 } catch (RuntimeException | TimeoutException e) {
-                    bytes = read(key); // retried under the budget
+                    bytes = io.read(key); // retried under the budget
                 }
                 applyEntry(ManifestFormat.decodeEntry(bytes, key, seq), bytes.length);
             }
@@ -260,15 +237,15 @@ public final class ManifestMetadataStore implements MetadataStore {
     }
 
     private void loadLatestCheckpoint() {
-        List<ObjectInfo> checkpoints = list(checkpointPrefix);
+        List<ObjectInfo> checkpoints = io.list(io.checkpointPrefix());
         if (checkpoints.isEmpty()) {
             return;
         }
         String key = checkpoints.getLast().key();
-        long seq = seqOf(key, checkpointPrefix);
+        long seq = ManifestIo.seqOf(key, io.checkpointPrefix());
         byte[] bytes;
         try {
-            bytes = read(key);
+            bytes = io.read(key);
         } catch (ObjectNotFoundException e) {
             throw new LoadRaceException("checkpoint " + key + " vanished");
         }
@@ -356,12 +333,12 @@ public final class ManifestMetadataStore implements MetadataStore {
             }
             if (winner == bytes) {
                 Object result = applyEntry(entry, bytes.length);
-                counters.commits.incrementAndGet();
+                io.counters.commits.incrementAndGet();
                 maybeCheckpoint();
                 return result;
             }
-            counters.lostRaces.incrementAndGet();
-            applyEntry(ManifestFormat.decodeEntry(winner, logKey(seq), seq), winner.length);
+            io.counters.lostRaces.incrementAndGet();
+            applyEntry(ManifestFormat.decodeEntry(winner, io.logKey(seq), seq), winner.length);
             if (race + 1 >= config.maxRaces()) {
                 throw new StorageIOException("manifest commit under " + store.description() + config.prefix()
                         + " lost " + (race + 1) + " races in a row; contention is too high", null, true);
@@ -370,7 +347,7 @@ public final class ManifestMetadataStore implements MetadataStore {
                 // The first loss retries at once: the loser is now up to date. After a backoff it is not: others
                 // committed while it slept, and claiming a number already taken would only lose again, learning one
                 // entry per loss (a busy writer could starve it for as long as it keeps committing).
-                backoff(race);
+                io.backoff(race);
                 refresh();
             }
         }
@@ -381,25 +358,25 @@ public final class ManifestMetadataStore implements MetadataStore {
      * entry is there (created now, or by an earlier attempt whose answer was lost), else the bytes that won.
      */
     private byte[] claim(long seq, byte[] bytes) {
-        String key = logKey(seq);
+        String key = io.logKey(seq);
         Throwable last = null;
         for (int attempt = 1; attempt <= config.maxAttempts(); attempt++) {
             if (attempt > 1) {
-                backoff(attempt - 1);
+                io.backoff(attempt - 1);
             }
             boolean taken = false; // the store answered "exists"
             try {
-                counters.puts.incrementAndGet();
+                io.counters.puts.incrementAndGet();
                 ByteBuf data = Unpooled.wrappedBuffer(bytes);
                 CompletableFuture<Boolean> put = store.putIfAbsent(key, data);
                 put.whenComplete((r, t) -> data.release());
-                if (await(put)) {
+                if (io.await(put)) {
                     return bytes;
                 }
                 taken = true;
             } catch (ObjectStoreException e) {
                 if (!e.isRetriable()) {
-                    throw failure("create " + key, e);
+                    throw io.failure("create " + key, e);
                 }
                 last = e;
             } catch (TimeoutException e) {
@@ -407,8 +384,8 @@ public final class ManifestMetadataStore implements MetadataStore {
             }
             // Lost the race, or the outcome is unclear: the key says who won.
             try {
-                counters.gets.incrementAndGet();
-                byte[] there = toBytes(await(store.get(key)));
+                io.counters.gets.incrementAndGet();
+                byte[] there = ManifestIo.toBytes(io.await(store.get(key)));
                 return Arrays.equals(there, bytes) ? bytes : there;
             } catch (ObjectNotFoundException e) {
                 if (taken) {
@@ -418,7 +395,7 @@ public final class ManifestMetadataStore implements MetadataStore {
                 // our create did not land: try again
             } catch (ObjectStoreException e) {
                 if (!e.isRetriable()) {
-                    throw failure("read " + key, e);
+                    throw io.failure("read " + key, e);
                 }
                 last = e;
             } catch (TimeoutException e) {
@@ -436,7 +413,7 @@ public final class ManifestMetadataStore implements MetadataStore {
                 result = view.apply(op, entry.time());
             } catch (RuntimeException e) {
                 // Deterministic rules make this impossible for entries written by this protocol.
-                CorruptDataException c = new CorruptDataException("manifest entry " + logKey(entry.seq())
+                CorruptDataException c = new CorruptDataException("manifest entry " + io.logKey(entry.seq())
                         + " does not apply to the state after entry " + (entry.seq() - 1) + ": " + e.getMessage(), e);
                 broken = c;
                 throw c;
@@ -463,8 +440,8 @@ public final class ManifestMetadataStore implements MetadataStore {
         Instant started = clock.instant();
         if (stale()) {
             // Long out of touch: entries we miss may be gone; a newer checkpoint covers them.
-            List<ObjectInfo> checkpoints = list(checkpointPrefix);
-            if (!checkpoints.isEmpty() && seqOf(checkpoints.getLast().key(), checkpointPrefix) > viewSeq + 1) {
+            List<ObjectInfo> checkpoints = io.list(io.checkpointPrefix());
+            if (!checkpoints.isEmpty() && io.checkpointSeq(checkpoints.getLast()) > viewSeq + 1) {
                 long before = viewSeq;
                 loadLatestCheckpoint();
                 applied += (int) (viewSeq - before);
@@ -472,10 +449,10 @@ public final class ManifestMetadataStore implements MetadataStore {
         }
         while (true) {
             long seq = viewSeq + 1;
-            String key = logKey(seq);
+            String key = io.logKey(seq);
             byte[] bytes;
             try {
-                bytes = read(key);
+                bytes = io.read(key);
             } catch (ObjectNotFoundException e) {
                 freshAt = started;
                 return applied;
@@ -521,164 +498,9 @@ public final class ManifestMetadataStore implements MetadataStore {
         lastCheckpointSeq = seq;
         bytesSinceCheckpoint = 0;
         try {
-            background.execute(() -> writeCheckpoint(seq, bytes));
+            background.execute(() -> checkpointWriter.write(seq, bytes));
         } catch (RejectedExecutionException e) {
             // closing: the next writer writes one
-        }
-    }
-
-    private void writeCheckpoint(long seq, byte[] bytes) {
-        String key = checkpointKey(seq);
-        try {
-            for (int attempt = 1; ; attempt++) {
-                try {
-                    counters.puts.incrementAndGet();
-                    ByteBuf data = Unpooled.wrappedBuffer(bytes);
-                    CompletableFuture<Boolean> put = store.putIfAbsent(key, data);
-                    put.whenComplete((r, t) -> data.release());
-                    await(put); // false: another writer wrote the same state at the same number
-                    break;
-                } catch (ObjectStoreException | TimeoutException e) {
-                    if (attempt >= config.maxAttempts()) {
-                        throw e;
-                    }
-                    backoff(attempt);
-                }
-            }
-            counters.checkpoints.incrementAndGet();
-            collectGarbage();
-        } catch (Exception e) {
-            LOG.log(System.Logger.Level.WARNING, "manifest checkpoint " + key + " in " + store.description()
-                    + " failed (a later one will cover it): " + e);
-        }
-    }
-
-    /** Keeps the two latest checkpoints; deletes entries covered by the older one once it is old enough. */
-    private void collectGarbage() throws TimeoutException {
-        List<ObjectInfo> checkpoints = list(checkpointPrefix);
-        if (checkpoints.size() < 2) {
-            return;
-        }
-        List<String> doomed = new ArrayList<>();
-        for (int i = 0; i < checkpoints.size() - 2; i++) {
-            doomed.add(checkpoints.get(i).key());
-        }
-        String olderKept = checkpoints.get(checkpoints.size() - 2).key();
-        long olderSeq = seqOf(olderKept, checkpointPrefix);
-        counters.gets.incrementAndGet();
-        Instant olderTime = ManifestFormat.timeOf(toBytes(await(store.get(olderKept, 0, ManifestFormat.PAYLOAD_OFFSET))),
-                olderKept);
-        if (!clock.instant().isBefore(olderTime.plusMillis(config.gcGraceMs()))) {
-            for (ObjectInfo info : list(logPrefix)) {
-                if (seqOf(info.key(), logPrefix) <= olderSeq) {
-                    doomed.add(info.key());
-                }
-            }
-        }
-        if (!doomed.isEmpty()) {
-            counters.deletes.incrementAndGet();
-            await(store.delete(doomed));
-        }
-    }
-
-    // ================================================================================================ IO helpers
-
-    /** Reads a whole object, retrying retriable failures; {@link ObjectNotFoundException} passes through. */
-    private byte[] read(String key) {
-        return retrying("read", key, counters.gets, () -> toBytes(await(store.get(key))));
-    }
-
-    private List<ObjectInfo> list(String prefix) {
-        return retrying("list", prefix, counters.lists, () -> {
-            List<ObjectInfo> found = new ArrayList<>(await(store.list(prefix)));
-            found.sort((x, y) -> x.key().compareTo(y.key()));
-            return found;
-        });
-    }
-
-    /** A store request that may time out; the unit of {@link #retrying}. */
-    @FunctionalInterface
-    private interface StoreCall<T> {
-        T call() throws TimeoutException;
-    }
-
-    /**
-     * Runs {@code request} up to {@code maxAttempts} times with backoff, retrying timeouts and retriable store errors;
-     * {@link ObjectNotFoundException} and final errors pass through at once.
-     */
-    private <T> T retrying(String verb, String target, AtomicLong counter,
-                           StoreCall<T> request) {
-        Throwable last = null;
-        for (int attempt = 1; attempt <= config.maxAttempts(); attempt++) {
-            if (attempt > 1) {
-                backoff(attempt - 1);
-            }
-            try {
-                counter.incrementAndGet();
-                return request.call();
-            } catch (ObjectNotFoundException e) {
-                throw e;
-            } catch (ObjectStoreException e) {
-                if (!e.isRetriable()) {
-                    throw failure(verb + " " + target, e);
-                }
-                last = e;
-            } catch (TimeoutException e) {
-                last = e;
-            }
-        }
-        throw new StorageIOException("manifest " + verb + " of " + target + " in " + store.description()
-                + " failed after " + config.maxAttempts() + " attempts. Last error: " + last, last, true);
-    }
-
-    private StorageIOException failure(String what, ObjectStoreException e) {
-        return new StorageIOException("manifest could not " + what + " in " + store.description() + ": "
-                + e.getMessage(), e, false);
-    }
-
-    /** Waits for a store request; unwraps its failure; a request not answered in time fails with a timeout. */
-    private <T> T await(CompletableFuture<T> future) throws TimeoutException {
-        try {
-            return future.get(config.requestTimeoutMs(), TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof ObjectStoreException ose) {
-                throw ose;
-            }
-            if (cause instanceof RuntimeException re) {
-                throw new ObjectStoreException("manifest request failed: " + re, re, true);
-            }
-            throw new ObjectStoreException("manifest request failed: " + cause, cause, false);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new StorageIOException("interrupted while waiting for the object store", e, true);
-        }
-    }
-
-    private static void drain(List<CompletableFuture<ByteBuf>> futures, int from) {
-        for (int i = from; i < futures.size(); i++) {
-            futures.get(i).thenAccept(ByteBuf::release);
-        }
-    }
-
-    private static byte[] toBytes(ByteBuf buf) {
-        try {
-            return ByteBufUtil.getBytes(buf);
-        } finally {
-            buf.release();
-        }
-    }
-
-    private void backoff(int attempt) {
-        long cap = Math.min(config.maxBackoffMs(), config.backoffMs() << Math.min(attempt - 1, 20));
-        if (cap <= 0) {
-            return;
-        }
-        try {
-            Thread.sleep(ThreadLocalRandom.current().nextLong(cap + 1));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new StorageIOException("interrupted during manifest backoff", e, true);
         }
     }
 
@@ -855,6 +677,11 @@ public final class ManifestMetadataStore implements MetadataStore {
 
     // ================================================================================================ for tests
 
+    /** The key of log entry {@code seq}. */
+    String logKey(long seq) {
+        return io.logKey(seq);
+    }
+
     /** The random id this instance writes into its entries. */
     long writerId() {
         return writerId;
@@ -891,8 +718,9 @@ public final class ManifestMetadataStore implements MetadataStore {
 
     /** Requests and outcomes so far. */
     public Stats stats() {
-        return new Stats(counters.puts.get(), counters.gets.get(), counters.lists.get(), counters.deletes.get(),
-                counters.commits.get(), counters.lostRaces.get(), counters.checkpoints.get());
+        ManifestIo.Counters c = io.counters;
+        return new Stats(c.puts.get(), c.gets.get(), c.lists.get(), c.deletes.get(),
+                c.commits.get(), c.lostRaces.get(), c.checkpoints.get());
     }
 
     /**
@@ -901,16 +729,6 @@ public final class ManifestMetadataStore implements MetadataStore {
      */
     public record Stats(long puts, long gets, long lists, long deletes, long commits, long lostRaces,
                         long checkpoints) {
-    }
-
-    private static final class Counters {
-        final AtomicLong puts = new AtomicLong();
-        final AtomicLong gets = new AtomicLong();
-        final AtomicLong lists = new AtomicLong();
-        final AtomicLong deletes = new AtomicLong();
-        final AtomicLong commits = new AtomicLong();
-        final AtomicLong lostRaces = new AtomicLong();
-        final AtomicLong checkpoints = new AtomicLong();
     }
 
     @Override
