@@ -144,7 +144,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
     private long ackedEnd;
     private long lastFenceCheckNanos;
     private boolean closeRequested;
-    private MemorySegment headerBlock;
+    private final HeaderSlots headerSlots;
 
     private BlockDeviceWal(BlockIo io, long capacityBytes, BlockDeviceWalConfig config, WalContext context,
                            OwnershipCheck ownership, Duration writeTimeout) {
@@ -164,7 +164,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         // A write timeout needs the writes off the conductor, which must stay free to notice it.
         this.ioPool = inflightLimit > 1 || writeTimeoutNanos > 0 ? Executors.newFixedThreadPool(inflightLimit,
                 Thread.ofPlatform().daemon().name("blockdev-wal-io-", 0).factory()) : null;
-        this.headerBlock = arena.allocate(BLOCK_BYTES, BLOCK_BYTES);
+        this.headerSlots = new HeaderSlots(io, arena.allocate(BLOCK_BYTES, BLOCK_BYTES), capacityBytes, description);
         this.checker = ownership == null ? null : Executors.newFixedThreadPool(MAX_CHECKS_IN_FLIGHT,
                 Thread.ofPlatform().daemon().name("blockdev-wal-ownership-", 0).factory());
     }
@@ -201,63 +201,12 @@ public final class BlockDeviceWal implements WriteAheadLog {
                                       OwnershipCheck ownership, Duration writeTimeout) {
         try {
             BlockDeviceWal wal = new BlockDeviceWal(io, capacityBytes, config, context, ownership, writeTimeout);
-            wal.header = wal.loadHeader();
+            wal.header = wal.headerSlots.load();
             return wal;
         } catch (RuntimeException e) {
             io.close();
             throw e;
         }
-    }
-
-    private WalDescriptor.Header loadHeader() {
-        WalDescriptor.HeaderRead[] slots;
-        try {
-            slots = readSlots();
-        } catch (BlockIoException e) {
-            throw new StorageIOException("cannot read the header of " + description + ": " + e.getMessage(), e);
-        }
-        WalDescriptor.Header best = null;
-        for (WalDescriptor.HeaderRead slot : slots) {
-            if (slot.version() != 0 && slot.version() != WalDescriptor.VERSION) {
-                throw new InvalidConfigException(io.path() + " holds a WAL of an incompatible layout version "
-                        + slot.version() + "; this build reads version " + WalDescriptor.VERSION);
-            }
-            if (slot.valid() && (best == null || slot.header().sequence() > best.sequence())) {
-                best = slot.header();
-            }
-        }
-        if (best == null) {
-            if (slots[0].hasMagic() || slots[1].hasMagic()) {
-                throw new InvalidConfigException(io.path() + " has no usable WAL header: slot 0: " + slots[0].problem()
-                        + "; slot 1: " + slots[1].problem() + ". Refusing to format over what looks like a damaged WAL");
-            }
-            best = WalTarget.freshHeader(capacityBytes, 0);
-            writeHeader(best);
-        }
-        if (best.capacityBytes() != capacityBytes) {
-            throw new InvalidConfigException(io.path() + " holds a WAL formatted with a capacity of "
-                    + best.capacityBytes() + " bytes, but " + capacityBytes + " bytes were configured");
-        }
-        if (Math.floorMod(best.scanStart(), (long) WalDescriptor.RECORD_ALIGN) != 0 || best.scanStart() < 0
-                || best.trimPosition() < best.scanStart()) {
-            throw new InvalidConfigException(io.path() + " has an inconsistent WAL header (scan start "
-                    + best.scanStart() + ", trim position " + best.trimPosition() + ")");
-        }
-        return best;
-    }
-
-    private WalDescriptor.HeaderRead[] readSlots() {
-        WalDescriptor.HeaderRead[] out = new WalDescriptor.HeaderRead[WalDescriptor.HEADER_SLOTS];
-        for (int i = 0; i < out.length; i++) {
-            io.read((long) i * BLOCK_BYTES, headerBlock);
-            out[i] = WalDescriptor.decodeHeader(headerBlock);
-        }
-        return out;
-    }
-
-    private void writeHeader(WalDescriptor.Header h) {
-        WalDescriptor.encodeHeader(headerBlock, h);
-        io.write(Math.floorMod(h.sequence(), WalDescriptor.HEADER_SLOTS) * (long) BLOCK_BYTES, headerBlock);
     }
 
     // ------------------------------------------------------------------------------------------------ recovery
@@ -283,7 +232,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             long[] count = new long[2];
             RingScanner.Result scan;
             try {
-                writeHeader(owned);
+                headerSlots.write(owned);
                 header = owned;
                 long trimPosition = h.trimPosition();
                 try (RingScanner scanner = new RingScanner(io, ringBytes, h.walId(), maxRecordBytes, SCAN_CHUNK_BYTES)) {
@@ -329,7 +278,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             return end;
         }
         long blockStart = end - within;
-        MemorySegment block = headerBlock; // a spare aligned block; the header was already written
+        MemorySegment block = arena.allocate(BLOCK_BYTES, BLOCK_BYTES); // once per recovery; freed on close
         RingScanner.readRing(io, ringBytes, blockStart, block);
         WalDescriptor.encodePad(block, within, BLOCK_BYTES - within, end, header.walId(), session);
         RingScanner.writeRing(io, ringBytes, blockStart, block);
@@ -815,7 +764,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             }
             WalDescriptor.Header next = header.next(Math.max(target, scanStart), scanStart, header.nodeId(), header.nodeEpoch(),
                     header.session());
-            writeHeader(next);
+            headerSlots.write(next);
             header = next;
             // A new owner reads the header after fencing this one: if we are still the owner now, it will see this
             // header's scan start, so the space below it may be reused.
@@ -953,7 +902,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         if (!confirmOwnership()) {
             return false;
         }
-        for (WalDescriptor.HeaderRead slot : readSlots()) {
+        for (WalDescriptor.HeaderRead slot : headerSlots.read()) {
             if (!slot.valid()) {
                 continue;
             }
