@@ -18,6 +18,8 @@ public final class StorePrefixes {
     /** Deletes everything under the store's prefix (tests may leave objects behind when they fail). */
     public static void empty(ObjectStore store) {
         List<String> keys = store.list("").join().stream().map(ObjectInfo::key).toList();
-        store.delete(keys).join();
+        if (!keys.isEmpty()) {
+            store.delete(keys).join();
+        }
     }
 }
