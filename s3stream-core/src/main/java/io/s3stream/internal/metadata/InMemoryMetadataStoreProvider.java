@@ -1,6 +1,6 @@
 package io.s3stream.internal.metadata;
 
-import io.s3stream.InvalidConfigException;
+import io.s3stream.internal.util.MemNames;
 import io.s3stream.spi.MetadataStore;
 import io.s3stream.spi.MetadataStoreProvider;
 import io.s3stream.spi.ObjectStore;
@@ -34,23 +34,12 @@ public final class InMemoryMetadataStoreProvider implements MetadataStoreProvide
 
     @Override
     public MetadataStore open(URI uri, ObjectStore objectStore) {
-        return new InMemoryMetadataStore(MANIFESTS.computeIfAbsent(nameOf(uri),
+        return new InMemoryMetadataStore(MANIFESTS.computeIfAbsent(MemNames.of(uri, "mem metadata"),
                 name -> new ManifestState(InstantSource.system())));
     }
 
     /** Forgets the shared manifest called {@code name}, if any; the next {@code open} of it starts empty. */
     public static void clear(String name) {
         MANIFESTS.remove(name);
-    }
-
-    private static String nameOf(URI uri) {
-        if (uri == null || !"mem".equalsIgnoreCase(uri.getScheme())) {
-            throw new InvalidConfigException("metadata URI must look like mem://name, was " + uri);
-        }
-        String name = uri.getAuthority();
-        if (name == null || name.isEmpty()) {
-            throw new InvalidConfigException("metadata URI " + uri + " names no store; use mem://name");
-        }
-        return name;
     }
 }

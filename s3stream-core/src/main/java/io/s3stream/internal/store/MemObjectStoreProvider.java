@@ -1,8 +1,8 @@
 package io.s3stream.internal.store;
 
 import io.s3stream.internal.store.common.StoreSupport;
+import io.s3stream.internal.util.MemNames;
 import io.s3stream.spi.ObjectStore;
-import io.s3stream.spi.ObjectStoreException;
 import io.s3stream.spi.ObjectStoreProvider;
 
 import java.net.URI;
@@ -24,12 +24,6 @@ public final class MemObjectStoreProvider implements ObjectStoreProvider {
 
     @Override
     public ObjectStore open(URI uri) {
-        String name = uri.getRawAuthority();
-        String path = uri.getRawPath();
-        if (name == null || name.isEmpty() || (path != null && !path.isEmpty())) {
-            throw new ObjectStoreException(uri + ": an in-memory object store URI is mem://name (a name and nothing"
-                    + " after it but an optional ?minPartSizeBytes=N)", false);
-        }
-        return MemObjectStore.open(name, StoreSupport.minPartSizeBytes(uri));
+        return MemObjectStore.open(MemNames.of(uri, "mem object store"), StoreSupport.minPartSizeBytes(uri));
     }
 }

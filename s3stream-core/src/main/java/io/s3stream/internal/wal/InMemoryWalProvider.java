@@ -1,5 +1,6 @@
 package io.s3stream.internal.wal;
 
+import io.s3stream.internal.util.MemNames;
 import io.s3stream.spi.UriSettings;
 import io.s3stream.spi.WalContext;
 import io.s3stream.spi.WriteAheadLog;
@@ -33,7 +34,7 @@ public final class InMemoryWalProvider implements WriteAheadLogProvider {
 
     @Override
     public WriteAheadLog open(URI uri, WalContext context) {
-        String name = uri.getAuthority() == null ? "default" : uri.getAuthority();
+        String name = MemNames.of(uri, "mem WAL");
         String capacitySetting = UriSettings.query(uri, java.util.Set.of("capacity")).get("capacity");
         long capacity = capacitySetting == null ? DEFAULT_CAPACITY
                 : UriSettings.parseBytes(uri + ": capacity", capacitySetting);
