@@ -30,7 +30,7 @@ class JmhSmokeTest {
     void everyBenchmarkRunsOneShortIteration() throws Exception {
         System.setProperty("s3stream.bench.smoke", "true");
         Options options = new OptionsBuilder()
-                .include("io\\.s3stream\\.benchmarks\\..*")
+                .include("io\\.s3stream\\..*")
                 .forks(0)
                 .warmupIterations(0)
                 .measurementIterations(1)

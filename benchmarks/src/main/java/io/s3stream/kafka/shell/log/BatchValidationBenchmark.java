@@ -1,6 +1,5 @@
-package io.s3stream.benchmarks;
+package io.s3stream.kafka.shell.log;
 
-import io.s3stream.kafka.shell.log.ProduceValidator;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -27,7 +26,8 @@ import java.util.concurrent.TimeUnit;
  * kafka-shell's validation of one partition's records in a Produce request ({@link ProduceValidator}, exactly what
  * the broker runs before an append): magic, size, CRC32C of the whole batch, count, timestamps. One op validates one
  * batch of {@code records} × 1 KiB records (128 × 1 KiB ≈ the perf producer's {@code batch.size=131072}), uncompressed;
- * MB/s = ops/s × records × 1 KiB.
+ * MB/s = ops/s × records × 1 KiB. A white-box benchmark: it lives in the package it measures, which kafka-shell's
+ * module does not export.
  *
  * <pre>
  * java -jar benchmarks/target/benchmarks.jar BatchValidationBenchmark -prof gc
