@@ -45,6 +45,10 @@ public final class StorageConfig {
     private final String wal;
     private final String objectStore;
     private final String metadata;
+    /** A budget left to the engine (derived from the direct-memory limit). */
+    private static final long UNSET = Long.MIN_VALUE;
+    private static final int UNSET_INT = Integer.MIN_VALUE;
+
     private final OptionalLong logCacheBytes;
     private final OptionalLong blockCacheBytes;
     private final long uploadThresholdBytes;
@@ -77,8 +81,8 @@ public final class StorageConfig {
         this.wal = b.wal;
         this.objectStore = b.objectStore != null ? b.objectStore : b.dataDir.resolve("objects").toUri().toString();
         this.metadata = b.metadata;
-        this.logCacheBytes = b.logCacheBytes < 0 ? OptionalLong.empty() : OptionalLong.of(b.logCacheBytes);
-        this.blockCacheBytes = b.blockCacheBytes < 0 ? OptionalLong.empty() : OptionalLong.of(b.blockCacheBytes);
+        this.logCacheBytes = b.logCacheBytes == UNSET ? OptionalLong.empty() : OptionalLong.of(b.logCacheBytes);
+        this.blockCacheBytes = b.blockCacheBytes == UNSET ? OptionalLong.empty() : OptionalLong.of(b.blockCacheBytes);
         this.uploadThresholdBytes = b.uploadThresholdBytes;
         this.uploadInterval = b.uploadInterval;
         this.streamObjectThresholdBytes = b.streamObjectThresholdBytes;
@@ -98,8 +102,8 @@ public final class StorageConfig {
         this.multipartThresholdBytes = b.multipartThresholdBytes;
         this.objectStoreMaxInFlight = b.objectStoreMaxInFlight;
         this.costLogInterval = b.costLogInterval;
-        this.readAheadBytes = b.readAheadBytes < 0 ? OptionalLong.empty() : OptionalLong.of(b.readAheadBytes);
-        this.readAheadMaxWindowBytes = b.readAheadMaxWindowBytes < 0 ? OptionalInt.empty()
+        this.readAheadBytes = b.readAheadBytes == UNSET ? OptionalLong.empty() : OptionalLong.of(b.readAheadBytes);
+        this.readAheadMaxWindowBytes = b.readAheadMaxWindowBytes == UNSET_INT ? OptionalInt.empty()
                 : OptionalInt.of(b.readAheadMaxWindowBytes);
         this.catchUpMaxInFlight = b.catchUpMaxInFlight;
         this.catchUpBytesPerSecond = b.catchUpBytesPerSecond;
@@ -462,10 +466,12 @@ public final class StorageConfig {
         private String wal;
         private String objectStore;
         private String metadata;
-        private long logCacheBytes = -1; // derived from the direct-memory limit unless set
-        private long blockCacheBytes = -1;
-        private long readAheadBytes = -1;
-        private int readAheadMaxWindowBytes = -1;
+        // Budgets derived from the direct-memory limit unless set. The sentinel is not -1, so that a negative value
+        // someone sets is refused by build() instead of silently meaning "derive it".
+        private long logCacheBytes = UNSET;
+        private long blockCacheBytes = UNSET;
+        private long readAheadBytes = UNSET;
+        private int readAheadMaxWindowBytes = UNSET_INT;
         private int catchUpMaxInFlight = 8;
         private long catchUpBytesPerSecond;
         private long uploadThresholdBytes = 32 * MIB;
@@ -672,9 +678,13 @@ public final class StorageConfig {
             }
             // Budgets left unset are derived by the engine when it starts; the rules that relate them to other
             // settings are checked here for the budgets that are set, and by the engine for the derived ones.
-            require(logCacheBytes < 0 || logCacheBytes >= 4 * MIB, "logCacheBytes", "must be >= 4 MiB", logCacheBytes);
-            require(blockCacheBytes < 0 || blockCacheBytes >= MIB, "blockCacheBytes", "must be >= 1 MiB",
+            require(logCacheBytes == UNSET || logCacheBytes >= 4 * MIB, "logCacheBytes", "must be >= 4 MiB",
+                    logCacheBytes);
+            require(blockCacheBytes == UNSET || blockCacheBytes >= MIB, "blockCacheBytes", "must be >= 1 MiB",
                     blockCacheBytes);
+            require(readAheadBytes == UNSET || readAheadBytes >= 0, "readAheadBytes", "must be >= 0", readAheadBytes);
+            require(readAheadMaxWindowBytes == UNSET_INT || readAheadMaxWindowBytes >= 0, "readAheadMaxWindowBytes",
+                    "must be >= 0", readAheadMaxWindowBytes);
             if (blockCacheBytes >= 0 && readAheadBytes >= 0) {
                 require(readAheadBytes <= blockCacheBytes / 2, "readAheadBytes",
                         "must be >= 0 and <= blockCacheBytes / 2 (" + blockCacheBytes / 2 + ")", readAheadBytes);

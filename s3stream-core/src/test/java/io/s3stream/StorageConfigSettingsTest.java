@@ -106,4 +106,24 @@ class StorageConfigSettingsTest {
                 .logCacheBytes(16L << 20).uploadThresholdBytes(16L << 20).build())
                 .isInstanceOf(InvalidConfigException.class).hasMessageContaining("uploadThresholdBytes");
     }
+
+    @Test
+    void aNegativeBudgetIsRefusedNotTakenForTheDefault() {
+        // Unset budgets are derived by the engine; a negative one someone set is a mistake, not "derive it".
+        StorageConfig.Builder base = StorageConfig.builder().nodeId(1).dataDir(Path.of("/tmp"));
+        assertThatThrownBy(() -> base.logCacheBytes(-5).build())
+                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("logCacheBytes").hasMessageContaining("-5");
+        assertThatThrownBy(() -> StorageConfig.builder().nodeId(1).dataDir(Path.of("/tmp")).blockCacheBytes(-1).build())
+                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("blockCacheBytes");
+        assertThatThrownBy(() -> StorageConfig.builder().nodeId(1).dataDir(Path.of("/tmp")).readAheadBytes(-1).build())
+                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("readAheadBytes");
+        assertThatThrownBy(() -> StorageConfig.builder().nodeId(1).dataDir(Path.of("/tmp"))
+                .readAheadMaxWindowBytes(-1).build())
+                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("readAheadMaxWindowBytes");
+        StorageConfig unset = StorageConfig.builder().nodeId(1).dataDir(Path.of("/tmp")).build();
+        assertThat(unset.logCacheBytes()).isEmpty();
+        assertThat(unset.readAheadBytes()).isEmpty();
+        assertThat(StorageConfig.builder().nodeId(1).dataDir(Path.of("/tmp")).readAheadBytes(0).build().readAheadBytes())
+                .hasValue(0);
+    }
 }

@@ -10,6 +10,7 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.s3stream.InvalidConfigException;
 import io.s3stream.StorageMetrics;
 import io.s3stream.StreamStorage;
 import io.s3stream.kafka.shell.cluster.Balancer;
@@ -41,6 +42,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A Kafka-protocol broker on s3stream: {@link #start} opens the storage engine, the topics and the group coordinator,
@@ -51,6 +53,8 @@ import java.util.concurrent.ScheduledExecutorService;
 public final class KafkaShell implements AutoCloseable {
     private final ShellConfig config;
     private final StreamStorage storage;
+    /** Set before the listener accepts its first connection. */
+    private volatile ApiDispatcher apis;
     private final ExecutorService blocking;
     private final ScheduledExecutorService timer;
     private final GroupCoordinator groups;
@@ -65,120 +69,158 @@ public final class KafkaShell implements AutoCloseable {
     private final Balancer balancer;
     private volatile java.util.function.Consumer<String> onFenced = reason -> { };
 
-    private KafkaShell(ShellConfig config) throws InterruptedException {
+    private KafkaShell(ShellConfig config) {
         this.config = config;
-        this.storage = StreamStorage.open(config.storageConfig());
+        // The port first: a shell that cannot listen must fail before it opens (and recovers) the engine. The server
+        // socket accepts nothing until everything below is ready (AUTO_READ off): clients wait in the backlog.
+        this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        this.workers = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
+                NioIoHandler.newFactory());
+        this.server = bind(config);
+        this.port = ((InetSocketAddress) server.localAddress()).getPort();
         this.blocking = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("kafka-shell-append-", 0).factory());
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "kafka-shell-timer");
             t.setDaemon(true);
             return t;
         });
-        TopicRegistry topics = new TopicRegistry(storage, blocking, config.nodeId());
-        this.topics = topics;
-        topics.reconcile();
-        this.groups = new GroupCoordinator(config, storage.keyValues());
-        groups.load();
-        ClusterApis cluster = new ClusterApis(config, topics);
-        GroupApis groupApis = new GroupApis(config.nodeId(), topics, groups, cluster::brokers, cluster::liveIds);
-        ApiDispatcher apis = new ApiDispatcher(List.of(cluster, groupApis,
-                new ProduceApis(config, topics, storage.keyValues()),
-                new FetchApis(topics, timer),
-                new TopicApis(config, topics, groups::forgetTopic, blocking, cluster::brokers)));
-        long every = config.retentionCheckIntervalMs();
-        java.util.concurrent.atomic.AtomicBoolean retentionRunning = new java.util.concurrent.atomic.AtomicBoolean();
-        timer.scheduleWithFixedDelay(() -> {
-            if (retentionRunning.compareAndSet(false, true)) {
-                blocking.execute(() -> {
-                    try {
-                        applyRetention(topics);
-                    } finally {
-                        retentionRunning.set(false);
-                    }
-                });
-            }
-        }, every, every, java.util.concurrent.TimeUnit.MILLISECONDS);
-        this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        this.workers = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
-                NioIoHandler.newFactory());
-        int maxFrame = config.socketRequestMaxBytes();
-        this.server = new ServerBootstrap().group(boss, workers).channel(NioServerSocketChannel.class)
-                .option(ChannelOption.SO_REUSEADDR, true)
-                .childOption(ChannelOption.TCP_NODELAY, true)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(new LengthFieldBasedFrameDecoder(maxFrame, 0, 4, 0, 4));
-                        ch.pipeline().addLast(new KafkaConnectionHandler(apis));
-                    }
-                })
-                .bind(new InetSocketAddress(config.host(), config.port())).sync().channel();
-        this.port = ((InetSocketAddress) server.localAddress()).getPort();
-        cluster.boundPort(port);
-        this.membership = new ClusterMembership(config.nodeId(), storage, topics, config.leaseRenewMs(),
-                config.leaseTimeoutMs(), config.failoverEnabled(), reason -> {
-                    System.err.println("kafka-shell: FENCED: " + reason + "; no longer serving");
-                    onFenced.accept(reason);
-                });
-        membership.join();
-        topics.servingWhile(membership::canServe);
-        cluster.liveShells(membership::live);
-        topics.registerBroker(config.advertisedHost(), config.advertisedPort() == 0 ? port : config.advertisedPort());
-        java.util.concurrent.atomic.AtomicBoolean ticking = new java.util.concurrent.atomic.AtomicBoolean();
-        timer.scheduleWithFixedDelay(() -> {
-            if (!closed && ticking.compareAndSet(false, true)) {
-                blocking.execute(() -> {
-                    try {
-                        membership.tick();
-                    } finally {
-                        ticking.set(false);
-                    }
-                });
-            }
-        }, config.leaseRenewMs(), config.leaseRenewMs(), java.util.concurrent.TimeUnit.MILLISECONDS);
-        long balanceMs = config.balanceIntervalMs();
-        this.balancer = new Balancer(config.nodeId(), storage.keyValues(), topics, config.balanceBand(),
-                config.balanceMinBytesPerSec(), Math.max(1, balanceMs));
-        if (balanceMs > 0) {
-            // Every shell reports its partitions' traffic; the lowest live shell alone moves, one move at a time.
-            java.util.concurrent.atomic.AtomicBoolean balancing = new java.util.concurrent.atomic.AtomicBoolean();
+        StreamStorage opened = null;
+        try {
+            opened = StreamStorage.open(config.storageConfig());
+            this.storage = opened;
+            TopicRegistry topics = new TopicRegistry(storage, blocking, config.nodeId());
+            this.topics = topics;
+            topics.reconcile();
+            this.groups = new GroupCoordinator(config, storage.keyValues());
+            groups.load();
+            ClusterApis cluster = new ClusterApis(config, topics);
+            GroupApis groupApis = new GroupApis(config.nodeId(), topics, groups, cluster::brokers, cluster::liveIds);
+            this.apis = new ApiDispatcher(List.of(cluster, groupApis,
+                    new ProduceApis(config, topics, storage.keyValues()),
+                    new FetchApis(topics, timer),
+                    new TopicApis(config, topics, groups::forgetTopic, blocking, cluster::brokers)));
+            long every = config.retentionCheckIntervalMs();
+            java.util.concurrent.atomic.AtomicBoolean retentionRunning = new java.util.concurrent.atomic.AtomicBoolean();
             timer.scheduleWithFixedDelay(() -> {
-                if (!closed && membership.canServe() && balancing.compareAndSet(false, true)) {
+                if (retentionRunning.compareAndSet(false, true)) {
                     blocking.execute(() -> {
                         try {
-                            balancer.publishLoad();
-                            java.util.SortedMap<Integer, Long> live = membership.live();
-                            if (!live.isEmpty() && live.firstKey() == config.nodeId()) {
-                                String move = balancer.balanceOnce(live.keySet());
-                                if (move != null) {
-                                    System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.INFO,
-                                            "balancer: " + move);
-                                }
-                            }
-                        } catch (RuntimeException e) {
-                            System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.WARNING,
-                                    "balancer round failed", e);
+                            applyRetention(topics);
                         } finally {
-                            balancing.set(false);
+                            retentionRunning.set(false);
                         }
                     });
                 }
-            }, balanceMs, balanceMs, java.util.concurrent.TimeUnit.MILLISECONDS);
-        }
-        long reconcileMs = config.reconcileMs();
-        java.util.concurrent.atomic.AtomicBoolean reconciling = new java.util.concurrent.atomic.AtomicBoolean();
-        timer.scheduleWithFixedDelay(() -> {
-            if (!closed && reconciling.compareAndSet(false, true)) {
-                blocking.execute(() -> {
-                    try {
-                        topics.reconcile();
-                        groups.retainOnly(groupApis::coordinates);
-                    } finally {
-                        reconciling.set(false);
+            }, every, every, java.util.concurrent.TimeUnit.MILLISECONDS);
+            cluster.boundPort(port);
+            this.membership = new ClusterMembership(config.nodeId(), storage, topics, config.leaseRenewMs(),
+                    config.leaseTimeoutMs(), config.failoverEnabled(), reason -> {
+                        System.err.println("kafka-shell: FENCED: " + reason + "; no longer serving");
+                        onFenced.accept(reason);
+                    });
+            membership.join();
+            topics.servingWhile(membership::canServe);
+            cluster.liveShells(membership::live);
+            topics.registerBroker(config.advertisedHost(), config.advertisedPort() == 0 ? port : config.advertisedPort());
+            java.util.concurrent.atomic.AtomicBoolean ticking = new java.util.concurrent.atomic.AtomicBoolean();
+            timer.scheduleWithFixedDelay(() -> {
+                if (!closed && ticking.compareAndSet(false, true)) {
+                    blocking.execute(() -> {
+                        try {
+                            membership.tick();
+                        } finally {
+                            ticking.set(false);
+                        }
+                    });
+                }
+            }, config.leaseRenewMs(), config.leaseRenewMs(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            long balanceMs = config.balanceIntervalMs();
+            this.balancer = new Balancer(config.nodeId(), storage.keyValues(), topics, config.balanceBand(),
+                    config.balanceMinBytesPerSec(), Math.max(1, balanceMs));
+            if (balanceMs > 0) {
+                // Every shell reports its partitions' traffic; the lowest live shell alone moves, one move at a time.
+                java.util.concurrent.atomic.AtomicBoolean balancing = new java.util.concurrent.atomic.AtomicBoolean();
+                timer.scheduleWithFixedDelay(() -> {
+                    if (!closed && membership.canServe() && balancing.compareAndSet(false, true)) {
+                        blocking.execute(() -> {
+                            try {
+                                balancer.publishLoad();
+                                java.util.SortedMap<Integer, Long> live = membership.live();
+                                if (!live.isEmpty() && live.firstKey() == config.nodeId()) {
+                                    String move = balancer.balanceOnce(live.keySet());
+                                    if (move != null) {
+                                        System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.INFO,
+                                                "balancer: " + move);
+                                    }
+                                }
+                            } catch (RuntimeException e) {
+                                System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.WARNING,
+                                        "balancer round failed", e);
+                            } finally {
+                                balancing.set(false);
+                            }
+                        });
                     }
-                });
+                }, balanceMs, balanceMs, java.util.concurrent.TimeUnit.MILLISECONDS);
             }
-        }, reconcileMs, reconcileMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+            long reconcileMs = config.reconcileMs();
+            java.util.concurrent.atomic.AtomicBoolean reconciling = new java.util.concurrent.atomic.AtomicBoolean();
+            timer.scheduleWithFixedDelay(() -> {
+                if (!closed && reconciling.compareAndSet(false, true)) {
+                    blocking.execute(() -> {
+                        try {
+                            topics.reconcile();
+                            groups.retainOnly(groupApis::coordinates);
+                        } finally {
+                            reconciling.set(false);
+                        }
+                    });
+                }
+            }, reconcileMs, reconcileMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+            server.config().setAutoRead(true); // accept connections from now on
+        } catch (RuntimeException e) {
+            // Nothing may keep the JVM alive after a failed start: the event loops are not daemon threads.
+            timer.shutdownNow();
+            blocking.shutdownNow();
+            server.close().syncUninterruptibly();
+            boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+            workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+            if (opened != null) {
+                try {
+                    opened.close();
+                } catch (RuntimeException closeError) {
+                    e.addSuppressed(closeError);
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** Binds the listener, or shuts the event loops down and says which address and setting could not be used. */
+    private Channel bind(ShellConfig config) {
+        int maxFrame = config.socketRequestMaxBytes();
+        InetSocketAddress address = new InetSocketAddress(config.host(), config.port());
+        try {
+            return new ServerBootstrap().group(boss, workers).channel(NioServerSocketChannel.class)
+                    .option(ChannelOption.SO_REUSEADDR, true)
+                    .option(ChannelOption.AUTO_READ, false)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            ch.pipeline().addLast(new LengthFieldBasedFrameDecoder(maxFrame, 0, 4, 0, 4));
+                            ch.pipeline().addLast(new KafkaConnectionHandler(apis));
+                        }
+                    })
+                    .bind(address).syncUninterruptibly().channel();
+        } catch (Exception e) { // Netty rethrows the checked BindException without declaring it
+            boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+            workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+            // Name the address and the setting that chose it.
+            throw new InvalidConfigException("cannot listen on " + config.host() + ":" + config.port() + " (listeners="
+                    + config.get("listeners", "PLAINTEXT://" + config.host() + ":" + config.port()) + "): "
+                    + e.getMessage() + "; stop what holds the port or choose another in listeners", e);
+        }
     }
 
     private void applyRetention(TopicRegistry topics) {
@@ -201,12 +243,7 @@ public final class KafkaShell implements AutoCloseable {
 
     /** Starts a broker; the engine has recovered its WAL and the port is bound when this returns. */
     public static KafkaShell start(ShellConfig config) {
-        try {
-            return new KafkaShell(config);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while binding", e);
-        }
+        return new KafkaShell(config);
     }
 
     /** The port the broker listens on (useful with {@code listeners=PLAINTEXT://127.0.0.1:0}). */
@@ -308,6 +345,23 @@ public final class KafkaShell implements AutoCloseable {
         blocking.shutdown();
     }
 
+    /** The messages of {@code e} and its causes, each once, joined: one line for an operator. */
+    static String causes(Throwable e) {
+        StringBuilder sb = new StringBuilder();
+        java.util.Set<Throwable> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (Throwable t = e; t != null && seen.add(t); t = t.getCause()) {
+            String m = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+            if (t instanceof java.util.concurrent.CompletionException || sb.indexOf(m) >= 0) {
+                continue; // wrappers repeat their cause's message
+            }
+            if (!sb.isEmpty()) {
+                sb.append(": ");
+            }
+            sb.append(m);
+        }
+        return sb.toString();
+    }
+
     /** {@code kafka-shell [server.properties] [--override key=value]...} */
     public static void main(String[] args) throws IOException, InterruptedException {
         Properties file = new Properties();
@@ -333,9 +387,16 @@ public final class KafkaShell implements AutoCloseable {
         KafkaShell shell;
         try {
             shell = start(ShellConfig.of(file, overrides));
-        } catch (io.s3stream.InvalidConfigException e) {
+        } catch (InvalidConfigException e) {
             System.err.println("kafka-shell: invalid configuration: " + e.getMessage());
             System.exit(2);
+            return;
+        } catch (Exception e) {
+            // A store that is down, a WAL that cannot be opened: one line that says why, not a stack trace, and an
+            // exit status a supervisor sees. (The stack trace is still there for those who ask for it.)
+            System.err.println("kafka-shell: cannot start: " + causes(e));
+            System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.DEBUG, "start failed", e);
+            System.exit(1);
             return;
         }
         ShellConfig config = shell.config;

@@ -22,6 +22,8 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.BLOCK_BYTES;
  * built under a temporary name and renamed into place, so a crash while creating leaves no half-sized WAL behind.
  */
 public final class WalTarget {
+    private static final System.Logger LOG = System.getLogger(WalTarget.class.getName());
+
     private static final int ZERO_CHUNK_BYTES = 1024 * 1024;
 
     private WalTarget() {
@@ -116,6 +118,7 @@ public final class WalTarget {
 
     private static void create(Path path, long capacity) {
         Path parent = path.toAbsolutePath().getParent();
+        boolean newDirectory = !Files.isDirectory(parent);
         Path tmp = parent.resolve(path.getFileName() + ".creating");
         try {
             Files.createDirectories(parent);
@@ -155,6 +158,9 @@ public final class WalTarget {
         } catch (IOException | BlockIoException e) {
             throw new InvalidConfigException("cannot create the WAL file " + path + ": " + e, e);
         }
+        // A first start, or a wrong path: either way the operator should see that a new, empty WAL was made.
+        LOG.log(System.Logger.Level.INFO, "created a new WAL file " + path.toAbsolutePath() + " of " + capacity
+                + " bytes" + (newDirectory ? " (and its directory " + parent + ")" : "") + "; it holds no records");
     }
 
     /**

@@ -1,0 +1,78 @@
+package io.s3stream.kafka.shell;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A shell that cannot start must stop, say why in one line and exit non-zero, so that a supervisor sees it: run as a
+ * real process with the class path of this test.
+ */
+class StartupFailureTest {
+
+    /** What a failed start left behind: its exit status (null: still running after the timeout) and its output. */
+    private record Exit(Integer status, String output) {
+    }
+
+    private static Exit run(Path dir, String... overrides) throws IOException, InterruptedException {
+        Path log = dir.resolve("shell-" + System.nanoTime() + ".log");
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:MaxDirectMemorySize=256m",
+                "-cp", System.getProperty("java.class.path"), KafkaShell.class.getName(),
+                "--override", "s3stream.data.dir=" + dir.resolve("data"),
+                "--override", "s3stream.wal=blockdev://" + dir.toAbsolutePath() + "/data/wal.img?capacity=64MiB"));
+        for (String o : overrides) {
+            cmd.add("--override");
+            cmd.add(o);
+        }
+        Process process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        boolean exited = process.waitFor(60, TimeUnit.SECONDS);
+        if (!exited) {
+            process.destroyForcibly().waitFor();
+        }
+        return new Exit(exited ? process.exitValue() : null, Files.readString(log));
+    }
+
+    @Test
+    void aPortInUseFailsBeforeTheEngineOpensNamesTheAddressAndExits(@TempDir Path dir) throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            int port = taken.getLocalPort();
+            Exit exit = run(dir, "listeners=PLAINTEXT://127.0.0.1:" + port);
+            assertThat(exit.status()).as("exit status; output:%n%s", exit.output()).isEqualTo(2);
+            assertThat(exit.output()).contains("cannot listen on 127.0.0.1:" + port)
+                    .contains("listeners=PLAINTEXT://127.0.0.1:" + port).doesNotContain("\tat ");
+            assertThat(dir.resolve("data").resolve("wal.img")).as("the engine was never opened").doesNotExist();
+        }
+    }
+
+    @Test
+    void aNegativeSizeSettingIsRefusedNotReplacedByTheDefault(@TempDir Path dir) throws Exception {
+        Exit exit = run(dir, "listeners=PLAINTEXT://127.0.0.1:0", "s3stream.log.cache.bytes=-5");
+        assertThat(exit.status()).as("exit status; output:%n%s", exit.output()).isEqualTo(2);
+        assertThat(exit.output()).contains("invalid configuration").contains("log.cache.bytes").contains("-5");
+    }
+
+    @Test
+    void anObjectStoreThatIsDownAtStartIsOneLineAndANonZeroExit(@TempDir Path dir) throws Exception {
+        int closed;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closed = s.getLocalPort(); // nothing listens there once this is closed
+        }
+        Exit exit = run(dir, "listeners=PLAINTEXT://127.0.0.1:0",
+                "s3stream.object.store=s3://bucket/prefix?endpoint=http://127.0.0.1:" + closed
+                        + "&region=us-east-1&accessKey=a&secretKey=hunter2&connectTimeoutMs=500");
+        assertThat(exit.status()).as("exit status; output:%n%s", exit.output()).isNotNull().isNotZero();
+        assertThat(exit.output()).contains("kafka-shell: cannot start: ").contains("127.0.0.1:" + closed)
+                .doesNotContain("\tat ").doesNotContain("hunter2");
+    }
+}
