@@ -135,6 +135,68 @@ class ProtocolFuzzTest {
         }
     }
 
+    /** {@code batch} with {@code edit} applied to its bytes and its CRC recomputed, so that only the records are bad. */
+    private static MemoryRecords withValidCrc(MemoryRecords batch, java.util.function.Consumer<ByteBuffer> edit) {
+        ByteBuffer b = ByteBuffer.allocate(batch.sizeInBytes()).put(batch.buffer().duplicate()).flip();
+        edit.accept(b);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(b.duplicate().position(ATTRIBUTES_OFFSET));
+        b.putInt(CRC_OFFSET, (int) crc.getValue());
+        return MemoryRecords.readableRecords(b);
+    }
+
+    private static final int CRC_OFFSET = 17;
+    private static final int ATTRIBUTES_OFFSET = 21;
+    private static final int RECORDS_OFFSET = 61;
+
+    @Test
+    void rejectsBatchesWithARightCrcWhoseRecordsCannotBeReadAndStoresNothing() throws Exception {
+        try (Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic("fuzz", 1, (short) 1))).all().get();
+        }
+        MemoryRecords plain = batch("first record", "second record", "third record");
+        Random random = new Random(7);
+        Map<String, MemoryRecords> bad = new java.util.LinkedHashMap<>();
+        bad.put("garbage records", withValidCrc(plain, b -> {
+            for (int i = RECORDS_OFFSET; i < b.limit(); i++) {
+                b.put(i, (byte) random.nextInt());
+            }
+        }));
+        bad.put("a record length that lies", withValidCrc(plain, b -> b.put(RECORDS_OFFSET, (byte) 0x7e)));
+        bad.put("compression codec 7", withValidCrc(plain,
+                b -> b.putShort(ATTRIBUTES_OFFSET, (short) (b.getShort(ATTRIBUTES_OFFSET) | 7))));
+        bad.put("gzip claimed over plain bytes", withValidCrc(plain,
+                b -> b.putShort(ATTRIBUTES_OFFSET, (short) (b.getShort(ATTRIBUTES_OFFSET) & ~7 | 1))));
+        bad.put("a count larger than the records", withValidCrc(plain, b -> {
+            b.putInt(RECORDS_OFFSET - 4, 4);
+            b.putInt(23, 3); // lastOffsetDelta agrees with the count, the records do not
+        }));
+        int correlation = 10;
+        for (Map.Entry<String, MemoryRecords> e : bad.entrySet()) {
+            Errors error = produceError(produceFrame(++correlation, e.getValue()), correlation);
+            System.out.println("right CRC, " + e.getKey() + ": " + error);
+            assertThat(error).as(e.getKey()).isIn(Errors.CORRUPT_MESSAGE, Errors.INVALID_RECORD);
+        }
+        MemoryRecords gzip = MemoryRecords.withRecords(Compression.gzip().build(),
+                new SimpleRecord(System.currentTimeMillis(), null, "compressed".getBytes()));
+        assertThat(produceError(produceFrame(++correlation, gzip), correlation)).as("a real gzip batch")
+                .isEqualTo(Errors.NONE);
+        try (KafkaProducer<String, String> p = fx.producer(Map.of())) {
+            assertThat(p.send(new ProducerRecord<>("fuzz", "after")).get().offset())
+                    .as("only the gzip batch was stored before it").isEqualTo(1);
+        }
+        try (var consumer = fx.consumer(null, Map.of())) {
+            consumer.assign(List.of(new org.apache.kafka.common.TopicPartition("fuzz", 0)));
+            consumer.seekToBeginning(consumer.assignment());
+            List<String> read = new java.util.ArrayList<>();
+            long deadline = System.currentTimeMillis() + 15_000;
+            while (read.size() < 2 && System.currentTimeMillis() < deadline) {
+                consumer.poll(java.time.Duration.ofMillis(200)).forEach(r -> read.add(String.valueOf(r.value())));
+            }
+            assertThat(read).as("a consumer reads past nothing it cannot decode").containsExactly("compressed", "after");
+        }
+    }
+
     @Test
     void survivesRandomAndMutatedFrames() throws Exception {
         long seed = System.nanoTime();

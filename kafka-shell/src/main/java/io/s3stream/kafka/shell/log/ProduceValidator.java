@@ -1,11 +1,18 @@
 package io.s3stream.kafka.shell.log;
 
+import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.utils.BufferSupplier;
+import org.apache.kafka.common.utils.CloseableIterator;
+
+import java.nio.BufferUnderflowException;
 
 /**
  * Validates the records of one partition of a Produce request as Kafka does, before they are appended.
@@ -17,8 +24,16 @@ import org.apache.kafka.common.record.internal.RecordBatch;
  * <p>Checks, in order, per batch: magic v2 (UNSUPPORTED_FOR_MESSAGE_FORMAT), size against {@code max.message.bytes}
  * (MESSAGE_TOO_LARGE), the batch CRC (CORRUPT_MESSAGE), record count against {@code lastOffsetDelta}
  * (CORRUPT_MESSAGE), no transactional or control batches (INVALID_RECORD), CreateTime timestamps within
- * {@code message.timestamp.{after,before}.max.ms} (INVALID_TIMESTAMP); then that the records form whole batches
- * (CORRUPT_MESSAGE) and that there is exactly one (INVALID_RECORD).
+ * {@code message.timestamp.{after,before}.max.ms} (INVALID_TIMESTAMP), a known compression codec (CORRUPT_MESSAGE);
+ * then every record, read as a consumer will read it (decompressed once when the batch is compressed): its framing and
+ * varint lengths (INVALID_RECORD or CORRUPT_MESSAGE), decompression (CORRUPT_MESSAGE), consecutive offset deltas
+ * (INVALID_RECORD), a record no larger than {@code max.message.bytes} (MESSAGE_TOO_LARGE) and as many records as the
+ * header counts (CORRUPT_MESSAGE); then that the records form whole batches (CORRUPT_MESSAGE) and that there is
+ * exactly one (INVALID_RECORD).
+ *
+ * <p>Design note: the CRC covers the bytes a client sent, not their meaning: a batch with a right CRC can still hold
+ * records that no consumer can read, which would then stop every consumer of the partition at that offset. So the
+ * records are read here, once, as Kafka's own log validator does.
  */
 public final class ProduceValidator {
     private ProduceValidator() {
@@ -79,6 +94,10 @@ public final class ProduceValidator {
                 if (batch.isTransactional() || batch.isControlBatch()) {
                     return Result.error(Errors.INVALID_RECORD, "transactional and control batches are not supported");
                 }
+                Result unreadable = checkRecords(batch, count, maxMessageBytes);
+                if (unreadable != null) {
+                    return unreadable;
+                }
                 if (!logAppendTime && batch.timestampType() == TimestampType.CREATE_TIME) {
                     long ts = batch.maxTimestamp();
                     if (ts != RecordBatch.NO_TIMESTAMP
@@ -100,5 +119,44 @@ public final class ProduceValidator {
                     "a produce request must carry exactly one batch per partition, got " + batches);
         }
         return new Result(Errors.NONE, null, validBytes);
+    }
+
+    /** Reads every record of {@code batch} (decompressing it); null when all are readable, else why not. */
+    private static Result checkRecords(MutableRecordBatch batch, int count, int maxMessageBytes) {
+        String codec;
+        try {
+            codec = batch.compressionType().name;
+        } catch (IllegalArgumentException e) {
+            return Result.error(Errors.CORRUPT_MESSAGE, "unknown compression codec: " + e.getMessage());
+        }
+        int n = 0;
+        long expectedOffset = batch.baseOffset();
+        try (CloseableIterator<Record> records = batch.streamingIterator(BufferSupplier.NO_CACHING)) {
+            while (records.hasNext()) {
+                Record r = records.next();
+                if (r.offset() != expectedOffset) {
+                    return Result.error(Errors.INVALID_RECORD, "record " + n + " has offset delta "
+                            + (r.offset() - batch.baseOffset()) + ", expected " + n);
+                }
+                if (r.sizeInBytes() > maxMessageBytes) {
+                    return Result.error(Errors.MESSAGE_TOO_LARGE, "record " + n + " of " + r.sizeInBytes()
+                            + " bytes is larger than max.message.bytes " + maxMessageBytes);
+                }
+                expectedOffset++;
+                n++;
+            }
+        } catch (InvalidRecordException e) {
+            return Result.error(Errors.INVALID_RECORD, "record " + n + " is malformed: " + e.getMessage());
+        } catch (CorruptRecordException | BufferUnderflowException | IllegalArgumentException e) {
+            return Result.error(Errors.CORRUPT_MESSAGE, "record " + n + " is malformed: " + e);
+        } catch (KafkaException e) {
+            // A codec's stream that does not decode (gzip claimed over plain bytes, a truncated frame).
+            return Result.error(Errors.CORRUPT_MESSAGE, "records do not decompress as " + codec + ": "
+                    + (e.getCause() != null ? e.getCause() : e));
+        }
+        if (n != count) {
+            return Result.error(Errors.CORRUPT_MESSAGE, "the batch holds " + n + " records but counts " + count);
+        }
+        return null;
     }
 }
