@@ -28,6 +28,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -44,7 +45,8 @@ import java.util.concurrent.atomic.LongAdder;
  *       manifest deletes it. Every segment is adopted exactly once: in the block where it ends.</li>
  *   <li><b>Upload the rest.</b> Batches no adopted segment covers are grouped by stream: a stream with at least
  *       {@code streamObjectThresholdBytes} becomes its own stream object, the rest share one stream set object. Ids are
- *       prepared, objects written (multipart above {@code multipartThresholdBytes}).</li>
+ *       prepared (once per block: the attempts after a failure reuse them, so an outage adds no manifest entry per
+ *       retry), objects written (multipart above {@code multipartThresholdBytes}).</li>
  *   <li><b>Commit</b> everything in one {@link CommitRequest} carrying the block's end as the node's WAL position.</li>
  * </ol>
  * A stream that was fenced or deleted meanwhile makes the commit fail; such streams are left out and the commit is
@@ -59,6 +61,7 @@ final class BlockUploader {
     private static final System.Logger LOG = System.getLogger(BlockUploader.class.getName());
     private static final Duration PREPARED_TTL = Duration.ofHours(1);
     private static final long RETRY_PAUSE_MS = 200;
+    private static final long WARNING_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
     /** Part size of multipart uploads: large enough for throughput, small enough to send several at once. */
     static final int PART_SIZE_BYTES = 8 * 1024 * 1024;
 
@@ -89,6 +92,12 @@ final class BlockUploader {
     final LongAdder uploadedBytes = new LongAdder();
     final LongAdder adoptedObjects = new LongAdder();
     final LongAdder adoptedBytes = new LongAdder();
+    // Object ids prepared for the block being uploaded, kept across its failed attempts: a prepare is a manifest
+    // commit, and a store that fails for minutes must not make the manifest grow by an entry per retry.
+    private long reservedBlock = -1;
+    private long reservedFirstId;
+    private int reservedCount;
+    private long reservedAtNanos;
 
     /**
      * @param nodeId    the node whose WAL the block came from, committing at {@code nodeEpoch}; a takeover commits as
@@ -122,7 +131,7 @@ final class BlockUploader {
                     rest.add(run);
                 }
             }
-            List<CommitRequest.NewObject> written = writeUncovered(rest, covered);
+            List<CommitRequest.NewObject> written = writeUncovered(block, rest, covered);
             List<CommitRequest.NewObject> all = new ArrayList<>(adopted);
             all.addAll(written);
             if (all.isEmpty()) {
@@ -139,6 +148,7 @@ final class BlockUploader {
                     adoptedObjects.increment();
                     adoptedBytes.add(o.sizeBytes());
                 }
+                reservedBlock = -1; // committed: the ids are used up
                 return new Outcome(excluded, adopted.size());
             } catch (CompletionException e) {
                 Throwable cause = Futures.unwrap(e);
@@ -162,9 +172,18 @@ final class BlockUploader {
      */
     Outcome uploadRetrying(LogCache.Block block, GiveUp giveUp) {
         int attempt = 0;
+        long firstFailure = 0;
+        long lastWarning = 0;
         while (true) {
             try {
-                return upload(block);
+                Outcome outcome = upload(block);
+                if (attempt > 0) {
+                    int failed = attempt;
+                    long seconds = (System.nanoTime() - firstFailure) / 1_000_000_000L;
+                    LOG.log(System.Logger.Level.INFO, () -> "upload of log cache block " + block.id
+                            + " succeeded after " + failed + " failed attempts over " + seconds + " s");
+                }
+                return outcome;
             } catch (RuntimeException e) {
                 Throwable cause = Futures.unwrap(e);
                 if (cause instanceof NodeFencedException nfe) {
@@ -174,8 +193,20 @@ final class BlockUploader {
                 if (giveUp.after(attempt, cause)) {
                     throw e;
                 }
-                LOG.log(System.Logger.Level.WARNING, "upload of log cache block " + block.id + " failed (attempt "
-                        + attempt + "), retrying: " + e);
+                // One warning when the failure starts, then one a minute while it lasts: a store that is down for an
+                // hour must not write a line every few seconds.
+                long now = System.nanoTime();
+                if (attempt == 1) {
+                    firstFailure = now;
+                    lastWarning = now;
+                    LOG.log(System.Logger.Level.WARNING, "upload of log cache block " + block.id
+                            + " failed, retrying: " + e);
+                } else if (now - lastWarning >= WARNING_INTERVAL_NANOS) {
+                    lastWarning = now;
+                    LOG.log(System.Logger.Level.WARNING, "upload of log cache block " + block.id + " still failing: "
+                            + attempt + " attempts over " + (now - firstFailure) / 1_000_000_000L
+                            + " s; last error: " + e);
+                }
                 try {
                     Thread.sleep(Math.min(5_000, RETRY_PAUSE_MS * attempt));
                 } catch (InterruptedException ie) {
@@ -246,7 +277,8 @@ final class BlockUploader {
     }
 
     /** Writes the batches not covered by adopted segments as one stream set object plus stream objects. */
-    private List<CommitRequest.NewObject> writeUncovered(List<LogCache.Run> runs, Set<CachedBatch> covered) {
+    private List<CommitRequest.NewObject> writeUncovered(LogCache.Block block, List<LogCache.Run> runs,
+                                                         Set<CachedBatch> covered) {
         List<List<CachedBatch>> byStream = new ArrayList<>();
         Map<Long, Long> bytesByStream = new LinkedHashMap<>();
         long currentStream = Long.MIN_VALUE;
@@ -281,12 +313,29 @@ final class BlockUploader {
             groups.add(setBatches);
             types.add(ObjectType.STREAM_SET);
         }
-        long firstId = metadata.prepareObjects(groups.size(), PREPARED_TTL).join();
+        long firstId = prepare(block, groups.size());
         List<CommitRequest.NewObject> out = new ArrayList<>(groups.size());
         for (int i = 0; i < groups.size(); i++) {
             out.add(writeObject(firstId + i, types.get(i), groups.get(i)));
         }
         return out;
+    }
+
+    /**
+     * The first of {@code count} prepared object ids for {@code block}: those of its previous, failed attempt while they
+     * are fresh (an uncommitted object under a reused id is simply written again), else newly prepared ones.
+     */
+    private long prepare(LogCache.Block block, int count) {
+        long now = System.nanoTime();
+        if (reservedBlock == block.id && count <= reservedCount && now - reservedAtNanos < PREPARED_TTL.toNanos() / 2) {
+            return reservedFirstId;
+        }
+        long firstId = metadata.prepareObjects(count, PREPARED_TTL).join();
+        reservedBlock = block.id;
+        reservedFirstId = firstId;
+        reservedCount = count;
+        reservedAtNanos = now;
+        return firstId;
     }
 
     private CommitRequest.NewObject writeObject(long objectId, ObjectType type, List<CachedBatch> batches) {

@@ -8,6 +8,8 @@ import io.s3stream.StoredBatch;
 import io.s3stream.Stream;
 import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
+import io.s3stream.spi.MetadataStore;
+import io.s3stream.spi.ObjectState;
 import io.s3stream.testing.EngineFixture;
 import io.s3stream.testing.FaultInjectingObjectStore.Operation;
 import io.s3stream.testing.FaultInjectingObjectStore;
@@ -133,6 +135,31 @@ class ObjectStoreFaultsEngineTest {
         faults.clearFaults();
         append(s, 100);
         s.close().get(30, TimeUnit.SECONDS);
+        readAllAndCheck(s);
+    }
+
+    @Test
+    void retriesOfAFailingUploadAddNoManifestEntryPerAttempt() throws Exception {
+        StreamStorage storage = fixture.open(1, b -> b.objectStore("faulty://" + storeName)
+                .uploadInterval(Duration.ofMillis(100)));
+        FaultInjectingObjectStore faults = FaultyObjectStoreProvider.faults(storeName);
+        Stream s = storage.createStream(StreamOptions.defaults()).get();
+        faults.on(Operation.PUT).always().failFatal("403 AccessDenied");
+        for (int i = 0; i < 10; i++) {
+            append(s, 4 * 1024);
+        }
+        // Upload attempts of the block fail one after another (pauses of 0.2, 0.4, 0.6 … s).
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (faults.faultsInjected(Operation.PUT) < 4 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertThat(faults.faultsInjected(Operation.PUT)).as("failed upload attempts").isGreaterThanOrEqualTo(4);
+        faults.clearFaults();
+        s.close().get(30, TimeUnit.SECONDS); // uploads what is left
+        MetadataStore metadata = EngineHooks.metadata(storage);
+        assertThat(metadata.listObjects(ObjectState.PREPARED).join())
+                .as("ids prepared by failed attempts and never committed").isEmpty();
+        assertThat(metadata.listObjects(ObjectState.COMMITTED).join()).isNotEmpty();
         readAllAndCheck(s);
     }
 }
