@@ -11,6 +11,7 @@ module io.s3stream.kafka.shell {
     requires io.netty.common;
     requires io.netty.transport;
     requires io.netty.codec;
+    requires io.netty.handler; // IdleStateHandler (connections.max.idle.ms)
 
     exports io.s3stream.kafka.shell;
     exports io.s3stream.kafka.shell.config;

@@ -2,14 +2,11 @@ package io.s3stream.kafka.shell;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.s3stream.InvalidConfigException;
 import io.s3stream.StorageMetrics;
 import io.s3stream.StreamStorage;
@@ -23,7 +20,8 @@ import io.s3stream.kafka.shell.group.GroupCoordinator;
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.log.Retention;
 import io.s3stream.kafka.shell.network.ApiDispatcher;
-import io.s3stream.kafka.shell.network.KafkaConnectionHandler;
+import io.s3stream.kafka.shell.network.ConnectionInitializer;
+import io.s3stream.kafka.shell.network.RequestMemoryPool;
 import io.s3stream.kafka.shell.produce.ProduceApis;
 import io.s3stream.kafka.shell.topic.TopicApis;
 import io.s3stream.kafka.shell.topic.TopicConfigs;
@@ -55,6 +53,8 @@ public final class KafkaShell implements AutoCloseable {
     private final StreamStorage storage;
     /** Set before the listener accepts its first connection. */
     private volatile ApiDispatcher apis;
+    /** The memory budget of requests in flight, across connections ({@code queued.max.request.bytes}). */
+    private final RequestMemoryPool requestMemory;
     private final ExecutorService blocking;
     private final ScheduledExecutorService timer;
     private final GroupCoordinator groups;
@@ -71,6 +71,7 @@ public final class KafkaShell implements AutoCloseable {
 
     private KafkaShell(ShellConfig config) {
         this.config = config;
+        this.requestMemory = new RequestMemoryPool(config.queuedMaxRequestBytes());
         // The port first: a shell that cannot listen must fail before it opens (and recovers) the engine. The server
         // socket accepts nothing until everything below is ready (AUTO_READ off): clients wait in the backlog.
         this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
@@ -205,13 +206,8 @@ public final class KafkaShell implements AutoCloseable {
                     .option(ChannelOption.SO_REUSEADDR, true)
                     .option(ChannelOption.AUTO_READ, false)
                     .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childHandler(new ChannelInitializer<SocketChannel>() {
-                        @Override
-                        protected void initChannel(SocketChannel ch) {
-                            ch.pipeline().addLast(new LengthFieldBasedFrameDecoder(maxFrame, 0, 4, 0, 4));
-                            ch.pipeline().addLast(new KafkaConnectionHandler(apis));
-                        }
-                    })
+                    .childHandler(new ConnectionInitializer(() -> apis, maxFrame, requestMemory,
+                            config.connectionsMaxIdleMs()))
                     .bind(address).syncUninterruptibly().channel();
         } catch (Exception e) { // Netty rethrows the checked BindException without declaring it
             boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
@@ -284,6 +280,11 @@ public final class KafkaShell implements AutoCloseable {
     /** The engine's key-value space (topics, leaders, leases, offsets), for tests in this package. */
     io.s3stream.KeyValues keyValuesForTest() {
         return storage.keyValues();
+    }
+
+    /** The request memory budget, for tests in this package. */
+    RequestMemoryPool requestMemoryForTest() {
+        return requestMemory;
     }
 
     /** The topic registry, for tests in this package. */

@@ -17,6 +17,11 @@ import java.util.TreeMap;
  */
 public final class ShellConfig {
     static final long MIB = 1024L * 1024;
+    /**
+     * Requests buffered at once across connections. Kafka leaves this unbounded (-1); a shell that embeds its storage
+     * in the same direct memory cannot: 40 clients sending large frames slowly took 270 MB before there was a budget.
+     */
+    static final long DEFAULT_QUEUED_MAX_REQUEST_BYTES = 128 * MIB;
 
     private final Map<String, String> raw;
     private final String host;
@@ -32,6 +37,8 @@ public final class ShellConfig {
     private final int groupInitialRebalanceDelayMs;
     private final int messageMaxBytes;
     private final int socketRequestMaxBytes;
+    private final long queuedMaxRequestBytes;
+    private final long connectionsMaxIdleMs;
     private final long logRetentionMs;
     private final long logRetentionBytes;
     private final Path dataDir;
@@ -93,6 +100,9 @@ public final class ShellConfig {
         this.messageMaxBytes = intValue("message.max.bytes", get("message.max.bytes", "1048588"), 0, Integer.MAX_VALUE);
         this.socketRequestMaxBytes = intValue("socket.request.max.bytes",
                 get("socket.request.max.bytes", "104857600"), 1024, Integer.MAX_VALUE);
+        this.queuedMaxRequestBytes = longValue("queued.max.request.bytes",
+                get("queued.max.request.bytes", String.valueOf(DEFAULT_QUEUED_MAX_REQUEST_BYTES)));
+        this.connectionsMaxIdleMs = longValue("connections.max.idle.ms", get("connections.max.idle.ms", "600000"));
         this.logRetentionMs = longValue("log.retention.ms", get("log.retention.ms",
                 String.valueOf(Long.parseLong(get("log.retention.hours", "168")) * 3_600_000L)));
         this.logRetentionBytes = longValue("log.retention.bytes", get("log.retention.bytes", "-1"));
@@ -215,6 +225,10 @@ public final class ShellConfig {
     public int groupInitialRebalanceDelayMs() { return groupInitialRebalanceDelayMs; }
     public int messageMaxBytes() { return messageMaxBytes; }
     public int socketRequestMaxBytes() { return socketRequestMaxBytes; }
+    /** Bytes of requests buffered or in flight across connections; -1 for no limit (Kafka's default). */
+    public long queuedMaxRequestBytes() { return queuedMaxRequestBytes; }
+    /** A connection with no traffic this long is closed; -1 for never. */
+    public long connectionsMaxIdleMs() { return connectionsMaxIdleMs; }
     public long logRetentionMs() { return logRetentionMs; }
     public long logRetentionBytes() { return logRetentionBytes; }
     public Path dataDir() { return dataDir; }

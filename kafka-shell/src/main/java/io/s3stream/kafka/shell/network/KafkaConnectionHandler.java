@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.timeout.IdleStateEvent;
 import org.apache.kafka.common.network.ClientInformation;
 import org.apache.kafka.common.network.ListenerName;
 import org.apache.kafka.common.network.Send;
@@ -20,6 +21,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One client connection: turns length-delimited frames into kafka-clients requests, hands them to {@link ApiDispatcher}
@@ -33,6 +35,10 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
     /** Requests in flight per connection before the server stops reading from it. */
     private static final int MAX_IN_FLIGHT = 64;
     private static final System.Logger LOG = System.getLogger(KafkaConnectionHandler.class.getName());
+    private static final RateLimitedLog IDLE = new RateLimitedLog(LOG, System.Logger.Level.INFO,
+            TimeUnit.MINUTES.toNanos(1));
+    private static final RateLimitedLog FAILED = new RateLimitedLog(LOG, System.Logger.Level.WARNING,
+            TimeUnit.MINUTES.toNanos(1));
 
     private final ApiDispatcher apis;
     private final ArrayDeque<Slot> inFlight = new ArrayDeque<>();
@@ -63,8 +69,8 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         // The request is parsed in place: record batches of a produce stay views of the frame, which is released
         // once the request is answered (the library copies a payload before append returns). No heap copy.
-        ByteBuf frame = (ByteBuf) msg;
-        ByteBuffer buffer = frame.nioBufferCount() == 1 ? frame.nioBuffer() : copy(frame);
+        BudgetedFrameDecoder.Frame frame = (BudgetedFrameDecoder.Frame) msg;
+        ByteBuffer buffer = frame.bytes().nioBufferCount() == 1 ? frame.bytes().nioBuffer() : copy(frame.bytes());
         RequestContext context;
         AbstractRequest request;
         try {
@@ -199,9 +205,30 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /**
+     * {@code connections.max.idle.ms} passed without a byte in either direction: the connection is closed, unless a
+     * request is still being answered (a produce waiting for log-cache space is not idle).
+     */
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof IdleStateEvent && inFlight.isEmpty()) {
+            IDLE.log(() -> "closing idle connection from " + ctx.channel().remoteAddress()
+                    + " (connections.max.idle.ms)");
+            ctx.close();
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
+
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        LOG.log(System.Logger.Level.DEBUG, () -> "closing " + ctx.channel(), cause);
+        if (cause instanceof OutOfMemoryError || cause.getCause() instanceof OutOfMemoryError) {
+            // Out of (direct) memory: say so, naming the client, rather than dropping its connection silently.
+            FAILED.log(() -> "closing the connection from " + ctx.channel().remoteAddress() + ": " + cause
+                    + "; lower queued.max.request.bytes or raise -XX:MaxDirectMemorySize");
+        } else {
+            LOG.log(System.Logger.Level.DEBUG, () -> "closing " + ctx.channel(), cause);
+        }
         ctx.close();
     }
 }
