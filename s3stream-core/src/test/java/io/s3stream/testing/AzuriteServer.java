@@ -54,7 +54,7 @@ public final class AzuriteServer implements BeforeAllCallback {
     public static Running start() {
         String hint = "Azurite is needed for this test and was not found. Install it with\n"
                 + "  npm install --prefix /opt/s3stream-tools azurite@3.35.0\n"
-                + "(.ci/run does this), put azurite-blob on PATH, or set S3STREAM_AZURITE_BIN.";
+                + "(bin/test does this), put azurite-blob on PATH, or set S3STREAM_AZURITE_BIN.";
         List<Path> candidates = new ArrayList<>();
         String fromEnv = System.getenv("S3STREAM_AZURITE_BIN");
         if (fromEnv != null && !fromEnv.isBlank()) {

@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * One mount of {@code latencyfs} (test-infra/latencyfs): a passthrough FUSE file system over a backing directory
  * with injected latency and faults, the shared file system of the fsx WAL's tests. Two mounts of one backing
  * directory are two nodes sharing a file system. The binary is taken from {@code S3STREAM_LATENCYFS_BIN}, then
- * {@code /opt/s3stream-tools/bin/latencyfs} (where {@code .ci/run} builds it), and is otherwise built with
+ * {@code /opt/s3stream-tools/bin/latencyfs} (where {@code bin/test} builds it), and is otherwise built with
  * {@code go build} into {@code target/}. Mounting needs root (FUSE through {@code /dev/fuse}, as in CI); a test that
  * cannot mount fails with the reason, it is never skipped.
  */
@@ -102,7 +102,7 @@ public final class LatencyFs implements AutoCloseable {
             return built;
         } catch (IOException e) {
             throw new IllegalStateException("latencyfs is not built and go is not available (" + e.getMessage()
-                    + "); run .ci/run or: cd test-infra/latencyfs && go build -o /opt/s3stream-tools/bin/latencyfs .", e);
+                    + "); run bin/test or: cd test-infra/latencyfs && go build -o /opt/s3stream-tools/bin/latencyfs .", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);

@@ -130,7 +130,7 @@ public final class S3Server implements BeforeAllCallback {
     private static Running startMinio(String host) {
         String hint = "MinIO is needed for this test and was not found. Install the pinned build with\n"
                 + "  GOBIN=/opt/s3stream-tools/bin go install github.com/minio/minio@" + MINIO_VERSION + "\n"
-                + "(about 9 minutes on 2 cores; .ci/run does it when no binary is cached), put a minio binary on PATH, "
+                + "(about 9 minutes on 2 cores; bin/test does it when no binary is cached), put a minio binary on PATH, "
                 + "set S3STREAM_MINIO_BIN, or point S3STREAM_TEST_S3_ENDPOINT at a running S3 server.";
         String fromEnv = System.getenv("S3STREAM_MINIO_BIN");
         List<Path> candidates = new java.util.ArrayList<>();

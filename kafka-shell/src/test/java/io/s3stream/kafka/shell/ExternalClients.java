@@ -11,6 +11,9 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /** Runs non-Java clients as processes. Missing clients skip the test locally and fail it in CI (CI=true). */
 final class ExternalClients {
+    /** The Python with confluent-kafka: bin/test installs it in a virtual environment and names it here. */
+    static final String PYTHON = System.getenv().getOrDefault("S3STREAM_PYTHON", "python3");
+
     private ExternalClients() {
     }
 
@@ -24,7 +27,8 @@ final class ExternalClients {
             present = false;
         }
         if (!present) {
-            String msg = what + " is not installed (.ci/run installs it: apt-get install kcat; pip install confluent-kafka)";
+            String msg = what + " is not installed (bin/test installs it: kcat with apt-get, confluent-kafka in a virtual "
+                    + "environment named by S3STREAM_PYTHON)";
             if ("true".equals(System.getenv("CI"))) {
                 fail(msg);
             }

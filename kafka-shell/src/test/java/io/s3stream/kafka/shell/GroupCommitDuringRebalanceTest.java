@@ -119,10 +119,11 @@ class GroupCommitDuringRebalanceTest {
 
     @Test
     void confluentKafkaConsumersCommitInOnRevoke() throws Exception {
-        ExternalClients.require("confluent-kafka (python3)", "python3", "-c", "import confluent_kafka");
+        ExternalClients.require("confluent-kafka (" + ExternalClients.PYTHON + ")", ExternalClients.PYTHON, "-c",
+                "import confluent_kafka");
         Path script = Path.of("src/test/python/confluent_commit_on_revoke.py").toAbsolutePath();
         for (String strategy : List.of("range", "cooperative-sticky")) {
-            var r = ExternalClients.run(new byte[0], List.of("python3", script.toString(), fx.bootstrap(), "events",
+            var r = ExternalClients.run(new byte[0], List.of(ExternalClients.PYTHON, script.toString(), fx.bootstrap(), "events",
                     Integer.toString(PARTITIONS), Integer.toString(PER_PARTITION), strategy));
             assertThat(r.exit()).as(r.output()).isZero();
             assertThat(r.output()).contains("commit-on-revoke OK " + strategy);

@@ -48,9 +48,10 @@ class NonJavaClientTest {
 
     @Test
     void confluentKafkaProducesAndConsumesEveryCodec() throws Exception {
-        ExternalClients.require("confluent-kafka (python3)", "python3", "-c", "import confluent_kafka");
+        ExternalClients.require("confluent-kafka (" + ExternalClients.PYTHON + ")", ExternalClients.PYTHON, "-c",
+                "import confluent_kafka");
         Path script = Path.of("src/test/python/confluent_roundtrip.py").toAbsolutePath();
-        var r = ExternalClients.run(new byte[0], List.of("python3", script.toString(), fx.bootstrap(), "py"));
+        var r = ExternalClients.run(new byte[0], List.of(ExternalClients.PYTHON, script.toString(), fx.bootstrap(), "py"));
         assertThat(r.exit()).as(r.output()).isZero();
         assertThat(r.output()).contains("confluent-kafka OK 1500 records");
     }

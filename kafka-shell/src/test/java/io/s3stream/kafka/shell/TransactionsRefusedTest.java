@@ -38,9 +38,10 @@ class TransactionsRefusedTest {
 
     @Test
     void confluentKafkaInitTransactionsFailsAtOnce() throws Exception {
-        ExternalClients.require("confluent-kafka (python3)", "python3", "-c", "import confluent_kafka");
+        ExternalClients.require("confluent-kafka (" + ExternalClients.PYTHON + ")", ExternalClients.PYTHON, "-c",
+                "import confluent_kafka");
         Path script = Path.of("src/test/python/confluent_transactions_fail_fast.py").toAbsolutePath();
-        var r = ExternalClients.run(new byte[0], List.of("python3", script.toString(), fx.bootstrap()));
+        var r = ExternalClients.run(new byte[0], List.of(ExternalClients.PYTHON, script.toString(), fx.bootstrap()));
         assertThat(r.exit()).as(r.output()).isZero();
         assertThat(r.output()).contains("transactions fail fast OK");
     }
