@@ -7,6 +7,7 @@
 module io.s3stream.kafka.shell {
     requires transitive io.s3stream.core;
     requires kafka.clients;
+    requires transitive java.logging; // ShellLogging (exported .config) speaks java.util.logging Levels
     requires io.netty.buffer;
     requires io.netty.common;
     requires io.netty.transport;

@@ -14,6 +14,7 @@ import io.s3stream.kafka.shell.cluster.Balancer;
 import io.s3stream.kafka.shell.cluster.ClusterApis;
 import io.s3stream.kafka.shell.cluster.ClusterMembership;
 import io.s3stream.kafka.shell.config.ShellConfig;
+import io.s3stream.kafka.shell.config.ShellLogging;
 import io.s3stream.kafka.shell.fetch.FetchApis;
 import io.s3stream.kafka.shell.group.GroupApis;
 import io.s3stream.kafka.shell.group.GroupCoordinator;
@@ -387,7 +388,9 @@ public final class KafkaShell implements AutoCloseable {
         }
         KafkaShell shell;
         try {
-            shell = start(ShellConfig.of(file, overrides));
+            ShellConfig parsed = ShellConfig.of(file, overrides);
+            ShellLogging.configure(ShellLogging.levels(parsed.settings(), System.getenv(ShellLogging.ENVIRONMENT)));
+            shell = start(parsed);
         } catch (InvalidConfigException e) {
             System.err.println("kafka-shell: invalid configuration: " + e.getMessage());
             System.exit(2);

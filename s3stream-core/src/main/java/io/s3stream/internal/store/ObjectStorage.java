@@ -62,6 +62,7 @@ public final class ObjectStorage implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final StoreCounters counters = new StoreCounters();
     private final ReadMerger merger;
+    private long lastReportedActivity = -1; // the report timer's
     private final AtomicBoolean closed = new AtomicBoolean();
 
     public ObjectStorage(ObjectStore store, RetryPolicy retry) {
@@ -82,7 +83,12 @@ public final class ObjectStorage implements AutoCloseable {
         });
         if (settings.costLogInterval() != null && !settings.costLogInterval().isZero()) {
             long ms = settings.costLogInterval().toMillis();
-            timer.scheduleAtFixedRate(() -> LOG.log(System.Logger.Level.INFO, costReport()), ms, ms,
+            timer.scheduleAtFixedRate(() -> {
+                String report = periodicCostReport();
+                if (report != null) {
+                    LOG.log(System.Logger.Level.INFO, report);
+                }
+            }, ms, ms,
                     TimeUnit.MILLISECONDS);
         }
     }
@@ -375,6 +381,19 @@ public final class ObjectStorage implements AutoCloseable {
 
     public long hedgedReads() {
         return counters.hedgedReads.sum();
+    }
+
+    /**
+     * The periodic report: {@link #costReport()}, or null when no request was made since the last one (an idle engine
+     * does not log a line a minute about nothing). Called by the report timer only.
+     */
+    String periodicCostReport() {
+        long activity = counters.activity();
+        if (activity == lastReportedActivity) {
+            return null;
+        }
+        lastReportedActivity = activity;
+        return costReport();
     }
 
     /** One line for the log: requests by kind, bytes, write requests per GiB, retries, merging ({@link StoreCounters}). */

@@ -33,6 +33,15 @@ final class StoreCounters {
         requests.get(kind).increment();
     }
 
+    /** A number that changes whenever a request is made or a byte moves (to tell whether anything happened). */
+    long activity() {
+        long sum = bytesOut.sum() + bytesIn.sum() + retries.sum();
+        for (LongAdder n : requests.values()) {
+            sum += n.sum();
+        }
+        return sum;
+    }
+
     /** Requests by kind since start, in declaration order. */
     Map<String, Long> requestCounts() {
         Map<String, Long> out = new LinkedHashMap<>();

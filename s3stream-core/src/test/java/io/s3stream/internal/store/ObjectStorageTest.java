@@ -237,4 +237,16 @@ class ObjectStorageTest {
         assertThat(report).contains(faults.description()).contains("PUT=1").contains("GET=0")
                 .contains("write requests/GiB").contains("retries 0");
     }
+
+    @Test
+    void thePeriodicCostReportIsSkippedWhenNothingHappened() {
+        ObjectStorage s = open(ObjectStorage.Settings.defaults());
+        assertThat(s.periodicCostReport()).as("the first report").isNotNull();
+        assertThat(s.periodicCostReport()).as("idle since").isNull();
+        ByteBuf data = Unpooled.wrappedBuffer(bytes(16, 2));
+        s.put("k2", data).join();
+        data.release();
+        assertThat(s.periodicCostReport()).contains("PUT=1");
+        assertThat(s.periodicCostReport()).isNull();
+    }
 }

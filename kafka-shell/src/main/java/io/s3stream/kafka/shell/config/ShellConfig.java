@@ -204,6 +204,11 @@ public final class ShellConfig {
         return b.build();
     }
 
+    /** Every setting as given (file and overrides), for the parts that read their own keys (logging). */
+    public Map<String, String> settings() {
+        return raw;
+    }
+
     public String get(String key, String fallback) {
         return raw.getOrDefault(key, fallback);
     }
