@@ -5,20 +5,18 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.message.ApiVersionsRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.requests.ApiVersionsRequest;
-import org.apache.kafka.common.requests.RequestHeader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.Socket;
-import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.function.LongSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Connections that would hold resources forever: idle ones are closed after {@code connections.max.idle.ms}, and
@@ -34,45 +32,22 @@ class ConnectionLimitsTest {
     final ShellFixture fx = new ShellFixture(Map.of("connections.max.idle.ms", "600",
             "queued.max.request.bytes", String.valueOf(BUDGET), "socket.request.max.bytes", String.valueOf(4 << 20)));
 
-    private Socket connect() throws IOException {
-        Socket s = new Socket("127.0.0.1", fx.shell.port());
-        s.setSoTimeout(5000);
-        return s;
-    }
-
-    private static void apiVersions(Socket s, int correlationId) throws IOException {
-        ByteBuffer b = new ApiVersionsRequest(new ApiVersionsRequestData(), (short) 3)
-                .serializeWithHeader(new RequestHeader(ApiKeys.API_VERSIONS, (short) 3, "limits", correlationId));
-        DataOutputStream out = new DataOutputStream(s.getOutputStream());
-        out.writeInt(b.remaining());
-        out.write(b.array(), b.arrayOffset() + b.position(), b.remaining());
-        out.flush();
-        DataInputStream in = new DataInputStream(s.getInputStream());
-        byte[] response = new byte[in.readInt()];
-        in.readFully(response);
-        assertThat(ByteBuffer.wrap(response).getInt()).as("correlation id").isEqualTo(correlationId);
-    }
-
-    private static boolean closedByPeer(Socket s) {
-        try {
-            return s.getInputStream().read() < 0;
-        } catch (IOException e) {
-            return true; // reset
-        }
+    private static ApiVersionsRequest apiVersions() {
+        return new ApiVersionsRequest(new ApiVersionsRequestData(), (short) 3);
     }
 
     @Test
     void anIdleConnectionIsClosedAndABusyOneIsNot() throws Exception {
-        try (Socket idle = connect(); Socket busy = connect()) {
-            apiVersions(idle, 1);
+        try (RawClient idle = new RawClient(fx.shell.port()); RawClient busy = new RawClient(fx.shell.port())) {
+            idle.call(ApiKeys.API_VERSIONS, (short) 3, apiVersions());
             long until = System.nanoTime() + 1_800_000_000L;
-            int id = 10;
             while (System.nanoTime() < until) {
-                apiVersions(busy, id++); // traffic every 200 ms, well inside the 600 ms idle limit
+                busy.call(ApiKeys.API_VERSIONS, (short) 3, apiVersions()); // every 200 ms, inside the 600 ms limit
                 Thread.sleep(200);
             }
-            assertThat(closedByPeer(idle)).as("the idle connection was closed").isTrue();
-            apiVersions(busy, id); // still served
+            assertThatThrownBy(() -> idle.call(ApiKeys.API_VERSIONS, (short) 3, apiVersions()))
+                    .as("the idle connection was closed").isInstanceOf(IOException.class);
+            busy.call(ApiKeys.API_VERSIONS, (short) 3, apiVersions()); // still served
         }
     }
 

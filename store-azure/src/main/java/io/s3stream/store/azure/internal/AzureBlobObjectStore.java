@@ -69,7 +69,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <h2>Mapping of the operations</h2>
  * <ul>
- *   <li>Blocking SDK calls run on virtual threads; the SDK's own retries are off (one try), {@link ObjectStorage}
+ *   <li>Blocking SDK calls run on virtual threads; the SDK's own retries are off (one try), core's ObjectStorage
  *       retries.</li>
  *   <li>{@code putIfAbsent}: Put Blob with {@code If-None-Match: *}; 409 BlobAlreadyExists or 412 mean "exists".</li>
  *   <li>Multipart: staged blocks (Put Block) committed by Put Block List in part order. Block ids carry a random

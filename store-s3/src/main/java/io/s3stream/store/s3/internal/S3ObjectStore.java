@@ -64,7 +64,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code maxConnections} (default 128), {@code minPartSizeBytes} (default 5 MiB).
  *
  * <h2>Failure</h2>
- * The SDK's own retries are off: retries, timeouts and budgets live once in {@link ObjectStorage}. Every error is mapped
+ * The SDK's own retries are off: retries, timeouts and budgets live once in core's ObjectStorage. Every error is mapped
  * here to an {@link ObjectStoreException} naming the bucket, the key and the HTTP status and error code, retriable for
  * throttling (503 SlowDown, 429), 500/502/504, {@code 409 ConditionalRequestConflict}, {@code RequestTimeout},
  * connection errors and timeouts; final for the rest (403, a missing bucket, 400). {@link #open} checks the bucket with
