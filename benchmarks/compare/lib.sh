@@ -208,3 +208,14 @@ machine() {
     "$(df -T "$WORK" | awk 'NR == 2 { print $2 " on " $1 }')" \
     "$("$JAVA" -version 2>&1 | head -1 | cut -d'"' -f2)" "$(date -u +%Y-%m-%dT%H:%MZ)"
 }
+
+plot() { # tsv out.svg title: the run's picture (benchmarks/compare/plot.py), when a Python with matplotlib is found
+  local py
+  for py in "${S3STREAM_PLOT_PYTHON:-}" python3 /opt/s3stream-tools/venv/bin/python; do
+    if [ -n "$py" ] && "$py" -c 'import matplotlib' 2>/dev/null; then
+      "$py" "$ROOT/benchmarks/compare/plot.py" "$1" "$2" "$3" && log "plot: $2"
+      return 0
+    fi
+  done
+  log "no plot: no Python with matplotlib (pip install matplotlib, or set S3STREAM_PLOT_PYTHON)"
+}

@@ -85,3 +85,4 @@ for test, col, label in [("unthrottled", "rec_s", "unthrottled, rec/s"), ("unthr
     b, h = med("base", test, col), med("head", test, col)
     print(f"| {label} | {b:,.1f} | {h:,.1f} | {h / b:.2f}× |")
 PY
+plot "$TSV" "$RUN/shell-ab.svg" "kafka-shell A/B, base $base_rev vs head $head_rev, 1 KiB records, acks=all"

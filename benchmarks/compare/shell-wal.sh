@@ -58,3 +58,4 @@ for wal in dict.fromkeys(r["wal"] for r in rows):
     print(f'{wal:10} {len(rs):>6} {max(float(r["load"]) for r in rs):>6.2f} {med("rec_s"):>8.0f} {med("p50_ms"):>8.1f} '
           f'{med("p99_ms"):>8.1f} {med("p999_ms"):>9.1f}')
 PY
+plot "$TSV" "$RUN/shell-wal.svg" "kafka-shell at a fixed rate of 1 KiB records on three WALs"

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Plots a comparison script's TSV (one row per round and system): the median p50/p99/p99.9 latency per system, and
+the throughput of every round, so that the spread between rounds is visible next to the medians.
+
+    benchmarks/compare/plot.py <results.tsv> <out.svg> [title]
+
+The TSV needs the columns round, rec_s, p50_ms, p99_ms, p999_ms and one or two key columns naming the system
+(system and test as written by shell-ab.sh; wal as written by shell-wal.sh). Needs matplotlib (pip install
+matplotlib; bin/test's virtual environment does not include it).
+"""
+import csv
+import statistics
+import sys
+
+import matplotlib
+
+matplotlib.use('svg')
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+
+def main(tsv, out, title):
+    with open(tsv) as f:
+        rows = list(csv.DictReader(f, delimiter='\t'))
+    keys = [k for k in ('test', 'system', 'wal') if k in rows[0]]
+    def key(r):
+        return ' / '.join(r[k] for k in keys)
+    systems = sorted({key(r) for r in rows})
+    fig, (lat, thr) = plt.subplots(1, 2, figsize=(12, 4.5))
+    width = 0.8 / 3
+    for i, (col, label) in enumerate((('p50_ms', 'p50'), ('p99_ms', 'p99'), ('p999_ms', 'p99.9'))):
+        medians = [statistics.median(float(r[col]) for r in rows if key(r) == s) for s in systems]
+        bars = lat.bar([x + (i - 1) * width for x in range(len(systems))], medians, width, label=label)
+        lat.bar_label(bars, fmt='%g', fontsize=7)
+    lat.set_xticks(range(len(systems)), systems, rotation=20, ha='right', fontsize=8)
+    lat.set_ylabel('latency, ms (median over rounds)')
+    lat.set_yscale('log')
+    lat.legend()
+    for s in systems:
+        pts = sorted((int(r['round']), float(r['rec_s'])) for r in rows if key(r) == s)
+        thr.plot([p[0] for p in pts], [p[1] for p in pts], marker='o', label=s)
+    thr.xaxis.set_major_locator(MaxNLocator(integer=True))
+    thr.set_xlabel('round')
+    thr.set_ylabel('records/s')
+    thr.set_ylim(bottom=0)
+    thr.legend(fontsize=7)
+    loads = [float(r['load']) for r in rows if r.get('load')]
+    fig.suptitle('%s (load %.2f-%.2f)' % (title, min(loads), max(loads)) if loads else title)
+    fig.tight_layout()
+    fig.savefig(out)
+
+
+if __name__ == '__main__':
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else sys.argv[1])
