@@ -61,8 +61,7 @@ final class BudgetedFrameDecoder extends ByteToMessageDecoder {
                             + " until a request of " + length + " bytes fits");
                     return;
                 }
-                reserved = true;
-                ctx.channel().config().setAutoRead(true);
+                reserved = true; // auto-read is left alone: KafkaConnectionHandler may have paused it (requests in flight)
             }
             if (in.readableBytes() < 4 + pendingLength) {
                 return;
