@@ -27,6 +27,8 @@ import io.s3stream.kafka.shell.produce.ProduceApis;
 import io.s3stream.kafka.shell.topic.TopicApis;
 import io.s3stream.kafka.shell.topic.TopicConfigs;
 import io.s3stream.kafka.shell.topic.TopicRegistry;
+import io.s3stream.kafka.shell.txn.TransactionCoordinator;
+import io.s3stream.kafka.shell.txn.TxnApis;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -59,6 +61,7 @@ public final class KafkaShell implements AutoCloseable {
     private final ExecutorService blocking;
     private final ScheduledExecutorService timer;
     private final GroupCoordinator groups;
+    private final TransactionCoordinator transactions;
     private final TopicRegistry topics;
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
@@ -97,8 +100,11 @@ public final class KafkaShell implements AutoCloseable {
             groups.load();
             ClusterApis cluster = new ClusterApis(config, topics);
             GroupApis groupApis = new GroupApis(config.nodeId(), topics, groups, cluster::brokers, cluster::liveIds);
+            this.transactions = new TransactionCoordinator(storage.keyValues(), topics, groupApis::coordinates,
+                    topics::brokers, config.transactionMaxTimeoutMs());
             this.apis = new ApiDispatcher(List.of(cluster, groupApis,
-                    new ProduceApis(config, topics, storage.keyValues()),
+                    new ProduceApis(config, topics),
+                    new TxnApis(transactions, topics),
                     new FetchApis(topics, timer),
                     new TopicApis(config, topics, groups::forgetTopic, blocking, cluster::brokers)));
             long every = config.retentionCheckIntervalMs();
@@ -179,6 +185,7 @@ public final class KafkaShell implements AutoCloseable {
                     });
                 }
             }, reconcileMs, reconcileMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+            transactions.start(config.transactionSweepMs());
             server.config().setAutoRead(true); // accept connections from now on
         } catch (RuntimeException e) {
             // Nothing may keep the JVM alive after a failed start: the event loops are not daemon threads.
@@ -341,6 +348,7 @@ public final class KafkaShell implements AutoCloseable {
         }
         boss.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
         workers.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
+        transactions.close();
         groups.close();
         timer.shutdownNow();
         storage.close();

@@ -44,6 +44,7 @@ public final class ShellConfig {
     private final Path dataDir;
     private final long retentionCheckIntervalMs;
     private final long reconcileMs;
+    private final long transactionSweepMs;
     private final long leaseRenewMs;
     private final long leaseTimeoutMs;
     private final boolean failoverEnabled;
@@ -55,7 +56,7 @@ public final class ShellConfig {
     private static final java.util.Set<String> SHELL_KEYS = java.util.Set.of("s3stream.data.dir", "s3stream.node.id",
             "s3stream.metrics.log.interval.ms", "s3stream.kafka.reconcile.ms", "s3stream.kafka.lease.renew.ms",
             "s3stream.kafka.lease.timeout.ms", "s3stream.kafka.failover.enable", "s3stream.kafka.balance.interval.ms",
-            "s3stream.kafka.balance.band", "s3stream.kafka.balance.min.bytes.per.sec");
+            "s3stream.kafka.balance.band", "s3stream.kafka.balance.min.bytes.per.sec", "s3stream.kafka.transaction.sweep.ms");
 
     private ShellConfig(Map<String, String> raw) {
         this.raw = Map.copyOf(raw);
@@ -110,6 +111,8 @@ public final class ShellConfig {
         this.retentionCheckIntervalMs = intValue("log.retention.check.interval.ms",
                 get("log.retention.check.interval.ms", "300000"), 1, Integer.MAX_VALUE);
         this.reconcileMs = intValue("s3stream.kafka.reconcile.ms", get("s3stream.kafka.reconcile.ms", "500"), 10, Integer.MAX_VALUE);
+        this.transactionSweepMs = intValue("s3stream.kafka.transaction.sweep.ms",
+                get("s3stream.kafka.transaction.sweep.ms", "1000"), 10, Integer.MAX_VALUE);
         this.leaseRenewMs = intValue("s3stream.kafka.lease.renew.ms", get("s3stream.kafka.lease.renew.ms", "1000"), 50,
                 Integer.MAX_VALUE);
         this.leaseTimeoutMs = intValue("s3stream.kafka.lease.timeout.ms", get("s3stream.kafka.lease.timeout.ms", "6000"),
@@ -239,6 +242,13 @@ public final class ShellConfig {
     public Path dataDir() { return dataDir; }
     public long retentionCheckIntervalMs() { return retentionCheckIntervalMs; }
     public long reconcileMs() { return reconcileMs; }
+    /** The longest transaction timeout a producer may ask for (Kafka's {@code transaction.max.timeout.ms}). */
+    public int transactionMaxTimeoutMs() {
+        return intValue("transaction.max.timeout.ms", get("transaction.max.timeout.ms", "900000"), 1, Integer.MAX_VALUE);
+    }
+
+    /** How often the transaction coordinator aborts timed-out transactions and finishes half-ended ones. */
+    public long transactionSweepMs() { return transactionSweepMs; }
     public long leaseRenewMs() { return leaseRenewMs; }
     public long leaseTimeoutMs() { return leaseTimeoutMs; }
     public boolean failoverEnabled() { return failoverEnabled; }

@@ -1,6 +1,7 @@
 package io.s3stream.kafka.shell.fetch;
 
 import io.s3stream.kafka.shell.log.PartitionLog;
+import io.s3stream.kafka.shell.log.PartitionTxns;
 import io.s3stream.kafka.shell.network.ApiFamily;
 import io.s3stream.kafka.shell.topic.TopicRegistry;
 import org.apache.kafka.common.IsolationLevel;
@@ -31,8 +32,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Fetch (with its long poll) and ListOffsets. Fetch sessions (KIP-227) are not kept: a request that names one gets
- * FETCH_SESSION_ID_NOT_FOUND and the client falls back to full fetches.
+ * Fetch (with its long poll) and ListOffsets, in both isolation levels: read_committed reads stop at the last stable
+ * offset and carry the aborted transactions among the records returned, as Kafka's do. Fetch sessions (KIP-227) are
+ * not kept: a request that names one gets FETCH_SESSION_ID_NOT_FOUND and the client falls back to full fetches.
  */
 public final class FetchApis implements ApiFamily {
     private final TopicRegistry topics;
@@ -106,6 +108,7 @@ public final class FetchApis implements ApiFamily {
             List<FetchRequestData.FetchTopic> req = data.topics();
             List<List<CompletableFuture<PartitionLog.ReadResult>>> reads = new ArrayList<>();
             List<CompletableFuture<?>> all = new ArrayList<>();
+            boolean readCommitted = data.isolationLevel() == IsolationLevel.READ_COMMITTED.id();
             for (FetchRequestData.FetchTopic ft : req) {
                 TopicRegistry.Topic t = topics.get(ft.topic());
                 List<CompletableFuture<PartitionLog.ReadResult>> list = new ArrayList<>();
@@ -113,7 +116,8 @@ public final class FetchApis implements ApiFamily {
                     PartitionLog log = t == null ? null : t.partition(fp.partition());
                     CompletableFuture<PartitionLog.ReadResult> f = log == null
                             ? CompletableFuture.completedFuture(new PartitionLog.ReadResult(TopicRegistry.missing(t, fp.partition()), null, -1, -1))
-                            : log.read(fp.fetchOffset(), Math.min(fp.partitionMaxBytes(), Math.max(data.maxBytes(), 1)));
+                            : log.read(fp.fetchOffset(), Math.min(fp.partitionMaxBytes(), Math.max(data.maxBytes(), 1)),
+                            readCommitted);
                     list.add(f);
                     all.add(f);
                 }
@@ -174,10 +178,15 @@ public final class FetchApis implements ApiFamily {
                     PartitionLog.ReadResult r = reads.get(i).get(j).join();
                     FetchResponseData.PartitionData pd = new FetchResponseData.PartitionData()
                             .setPartitionIndex(ft.partitions().get(j).partition()).setErrorCode(r.error().code())
-                            .setHighWatermark(r.highWatermark()).setLastStableOffset(r.highWatermark())
+                            .setHighWatermark(r.highWatermark()).setLastStableOffset(r.lastStableOffset())
                             .setLogStartOffset(r.logStartOffset()).setPreferredReadReplica(-1);
-                    if (data.isolationLevel() == IsolationLevel.READ_COMMITTED.id()) {
-                        pd.setAbortedTransactions(List.of());
+                    if (r.abortedTransactions() != null) {
+                        List<FetchResponseData.AbortedTransaction> aborted = new ArrayList<>();
+                        for (PartitionTxns.Aborted a : r.abortedTransactions()) {
+                            aborted.add(new FetchResponseData.AbortedTransaction().setProducerId(a.producerId())
+                                    .setFirstOffset(a.firstOffset()));
+                        }
+                        pd.setAbortedTransactions(aborted);
                     }
                     ByteBuffer records = r.records();
                     if (records != null && records.remaining() > 0) {
@@ -220,7 +229,12 @@ public final class FetchApis implements ApiFamily {
                 if (ts == ListOffsetsRequest.EARLIEST_TIMESTAMP || ts == ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP) {
                     r.setOffset(log.logStartOffset());
                 } else if (ts == ListOffsetsRequest.LATEST_TIMESTAMP) {
-                    r.setOffset(log.highWatermark());
+                    if (request.data().isolationLevel() == IsolationLevel.READ_COMMITTED.id()) {
+                        all.add(log.lastStableOffset().handle((lso, e) -> e == null ? r.setOffset(lso)
+                                : r.setErrorCode(Errors.KAFKA_STORAGE_ERROR.code())));
+                    } else {
+                        r.setOffset(log.highWatermark());
+                    }
                 } else if (ts == ListOffsetsRequest.LATEST_TIERED_TIMESTAMP) {
                     r.setOffset(-1);
                 } else if (ts == ListOffsetsRequest.MAX_TIMESTAMP || ts >= 0) {

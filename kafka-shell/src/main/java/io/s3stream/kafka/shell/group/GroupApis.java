@@ -15,6 +15,7 @@ import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.message.OffsetCommitResponseData;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.OffsetFetchResponseData;
+import org.apache.kafka.common.message.TxnOffsetCommitRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
@@ -39,12 +40,15 @@ import org.apache.kafka.common.requests.OffsetFetchResponse;
 import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.SyncGroupRequest;
 import org.apache.kafka.common.requests.SyncGroupResponse;
+import org.apache.kafka.common.requests.TxnOffsetCommitRequest;
+import org.apache.kafka.common.requests.TxnOffsetCommitResponse;
 
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.SortedSet;
 import java.util.concurrent.CompletableFuture;
@@ -79,7 +83,9 @@ public final class GroupApis implements ApiFamily {
     public Map<ApiKeys, short[]> versions() {
         return ApiFamily.versions(ApiKeys.FIND_COORDINATOR, 0, 5, ApiKeys.JOIN_GROUP, 0, 9, ApiKeys.SYNC_GROUP, 0, 5,
                 ApiKeys.HEARTBEAT, 0, 4, ApiKeys.LEAVE_GROUP, 0, 5, ApiKeys.OFFSET_COMMIT, 2, 9, ApiKeys.OFFSET_FETCH, 1, 9,
-                ApiKeys.LIST_GROUPS, 0, 4, ApiKeys.DESCRIBE_GROUPS, 0, 5, ApiKeys.DELETE_GROUPS, 0, 2);
+                ApiKeys.LIST_GROUPS, 0, 4, ApiKeys.DESCRIBE_GROUPS, 0, 5, ApiKeys.DELETE_GROUPS, 0, 2,
+                // v5 belongs to transaction protocol v2 (KIP-890), which this shell does not advertise.
+                ApiKeys.TXN_OFFSET_COMMIT, 0, 4);
     }
 
     @Override
@@ -106,6 +112,8 @@ public final class GroupApis implements ApiFamily {
             case OFFSET_COMMIT -> !coordinates(((OffsetCommitRequest) request).data().groupId()) ? notCoordinator(request)
                     : offsetCommit((OffsetCommitRequest) request);
             case OFFSET_FETCH -> offsetFetch((OffsetFetchRequest) request, version);
+            case TXN_OFFSET_COMMIT -> !coordinates(((TxnOffsetCommitRequest) request).data().groupId())
+                    ? notCoordinator(request) : txnOffsetCommit((TxnOffsetCommitRequest) request);
             case LIST_GROUPS -> listGroups();
             case DESCRIBE_GROUPS -> describeGroups((DescribeGroupsRequest) request);
             case DELETE_GROUPS -> deleteGroups((DeleteGroupsRequest) request);
@@ -176,28 +184,21 @@ public final class GroupApis implements ApiFamily {
     private static final byte TRANSACTION_KEY = 1;
 
     /**
-     * Until transactions exist (issue 15), a transaction coordinator lookup fails at once with a fatal error instead of
-     * COORDINATOR_NOT_AVAILABLE, which every client retries forever: {@code initTransactions()} throws, a Kafka Streams
-     * application with exactly-once fails at start-up rather than hanging. InitProducerId with a transactional id and a
-     * transactional Produce answer the same. Other coordinator kinds (share groups) are not available.
+     * Group and transaction coordinators are both placed by {@link #coordinatorOf}; other kinds (share groups) are not
+     * available here.
      */
-    private static Errors noCoordinator(byte keyType) {
-        return keyType == TRANSACTION_KEY ? Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : Errors.COORDINATOR_NOT_AVAILABLE;
-    }
-
-    private static String noCoordinatorMessage(byte keyType) {
-        return keyType == TRANSACTION_KEY ? "kafka-shell does not support transactions yet"
-                : "kafka-shell has group coordinators only";
+    private static boolean coordinated(byte keyType) {
+        return keyType == GROUP_KEY || keyType == TRANSACTION_KEY;
     }
 
     private AbstractResponse findCoordinator(FindCoordinatorRequest request, short version) {
         var d = request.data();
         FindCoordinatorResponseData out = new FindCoordinatorResponseData();
         if (version < 4) {
-            if (d.keyType() != GROUP_KEY) {
-                Errors e = noCoordinator(d.keyType());
-                return new FindCoordinatorResponse(out.setErrorCode(e.code()).setErrorMessage(noCoordinatorMessage(
-                        d.keyType())).setNodeId(-1).setHost("").setPort(-1));
+            if (!coordinated(d.keyType())) {
+                return new FindCoordinatorResponse(out.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
+                        .setErrorMessage("kafka-shell has group and transaction coordinators only").setNodeId(-1)
+                        .setHost("").setPort(-1));
             }
             int coordinator = coordinatorOf(d.key());
             String[] hp = brokers.get().get(coordinator);
@@ -205,8 +206,9 @@ public final class GroupApis implements ApiFamily {
         }
         for (String key : d.coordinatorKeys()) {
             FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator().setKey(key);
-            if (d.keyType() != GROUP_KEY) {
-                c.setErrorCode(noCoordinator(d.keyType()).code()).setErrorMessage(noCoordinatorMessage(d.keyType()))
+            if (!coordinated(d.keyType())) {
+                c.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
+                        .setErrorMessage("kafka-shell has group and transaction coordinators only")
                         .setNodeId(-1).setHost("").setPort(-1);
             } else {
                 int coordinator = coordinatorOf(key);
@@ -274,6 +276,38 @@ public final class GroupApis implements ApiFamily {
         });
     }
 
+    /**
+     * Offsets committed inside a transaction: staged ({@link TxnOffsets}) until the transaction coordinator ends the
+     * transaction. A request with a generation (v3+, a consumer-group member) is checked like OffsetCommit; one
+     * without is taken as Kafka takes it.
+     */
+    private CompletableFuture<AbstractResponse> txnOffsetCommit(TxnOffsetCommitRequest request) {
+        TxnOffsetCommitRequestData d = request.data();
+        CompletableFuture<Errors> check = d.generationId() < 0 ? CompletableFuture.completedFuture(Errors.NONE)
+                : groups.validateCommit(d.groupId(), d.memberId(), d.generationId());
+        return check.thenCompose(error -> {
+            Map<TopicPartition, Errors> results = new HashMap<>();
+            Map<TopicPartition, GroupCoordinator.Committed> staged = new HashMap<>();
+            for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic t : d.topics()) {
+                TopicRegistry.Topic topic = topics.get(t.name());
+                for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition p : t.partitions()) {
+                    TopicPartition tp = new TopicPartition(t.name(), p.partitionIndex());
+                    Errors e = error;
+                    if (e == Errors.NONE && (topic == null || topic.slot(p.partitionIndex()) == null)) {
+                        e = Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                    }
+                    if (e == Errors.NONE) {
+                        staged.put(tp, new GroupCoordinator.Committed(p.committedOffset(), p.committedLeaderEpoch(),
+                                p.committedMetadata()));
+                    }
+                    results.put(tp, e);
+                }
+            }
+            return TxnOffsets.stage(groups.kv(), d.groupId(), d.producerId(), staged)
+                    .thenApply(v -> (AbstractResponse) new TxnOffsetCommitResponse(0, results));
+        });
+    }
+
     private CompletableFuture<AbstractResponse> offsetFetch(OffsetFetchRequest request, short version) {
         OffsetFetchRequestData d = request.data();
         List<String> groupIds = new ArrayList<>();
@@ -304,8 +338,14 @@ public final class GroupApis implements ApiFamily {
         }
         List<CompletableFuture<Map<TopicPartition, GroupCoordinator.Committed>>> futures = new ArrayList<>();
         groupIds.forEach(g -> futures.add(coordinates(g) ? groups.committed(g) : null));
-        return CompletableFuture.allOf(futures.stream().filter(java.util.Objects::nonNull)
-                .toArray(CompletableFuture[]::new)).thenApply(v -> {
+        // KIP-447: a consumer that asks for stable offsets is told to retry while a transaction has offsets staged.
+        boolean requireStable = version >= 7 && d.requireStable();
+        List<CompletableFuture<Set<TopicPartition>>> staged = new ArrayList<>();
+        groupIds.forEach(g -> staged.add(requireStable && coordinates(g) ? TxnOffsets.pending(groups.kv(), g)
+                : CompletableFuture.completedFuture(Set.of())));
+        List<CompletableFuture<?>> waits = new ArrayList<>(staged);
+        futures.stream().filter(java.util.Objects::nonNull).forEach(waits::add);
+        return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenApply(v -> {
             OffsetFetchResponseData out = new OffsetFetchResponseData();
             for (int i = 0; i < groupIds.size(); i++) {
                 if (futures.get(i) == null) {
@@ -314,6 +354,7 @@ public final class GroupApis implements ApiFamily {
                     continue;
                 }
                 Map<TopicPartition, GroupCoordinator.Committed> committed = futures.get(i).join();
+                Set<TopicPartition> unstable = staged.get(i).join();
                 Map<String, List<Integer>> want = wanted.get(i);
                 if (want == null) {
                     want = new LinkedHashMap<>();
@@ -325,8 +366,10 @@ public final class GroupApis implements ApiFamily {
                 for (Map.Entry<String, List<Integer>> e : want.entrySet()) {
                     OffsetFetchResponseData.OffsetFetchResponseTopics rt = new OffsetFetchResponseData.OffsetFetchResponseTopics().setName(e.getKey());
                     for (int p : e.getValue()) {
-                        GroupCoordinator.Committed c = committed.get(new TopicPartition(e.getKey(), p));
+                        TopicPartition tp = new TopicPartition(e.getKey(), p);
+                        GroupCoordinator.Committed c = committed.get(tp);
                         rt.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(p)
+                                .setErrorCode(unstable.contains(tp) ? Errors.UNSTABLE_OFFSET_COMMIT.code() : Errors.NONE.code())
                                 .setCommittedOffset(c == null ? -1 : c.offset())
                                 .setCommittedLeaderEpoch(c == null ? -1 : c.leaderEpoch())
                                 .setMetadata(c == null ? "" : c.metadata()));
@@ -340,6 +383,7 @@ public final class GroupApis implements ApiFamily {
                         OffsetFetchResponseData.OffsetFetchResponseTopic t = new OffsetFetchResponseData.OffsetFetchResponseTopic().setName(gt.name());
                         for (var p : gt.partitions()) {
                             t.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartition().setPartitionIndex(p.partitionIndex())
+                                    .setErrorCode(p.errorCode())
                                     .setCommittedOffset(p.committedOffset()).setCommittedLeaderEpoch(p.committedLeaderEpoch())
                                     .setMetadata(p.metadata()));
                         }

@@ -100,6 +100,11 @@ public final class GroupCoordinator implements AutoCloseable {
         exec.scheduleWithFixedDelay(this::expireSessions, 200, 200, TimeUnit.MILLISECONDS);
     }
 
+    /** The key-value space that holds committed and staged offsets. */
+    KeyValues kv() {
+        return kv;
+    }
+
     /** Reads committed offsets from the key-value space (startup). */
     public void load() {
         call(() -> {
@@ -486,16 +491,16 @@ public final class GroupCoordinator implements AutoCloseable {
         });
     }
 
-    private static String offsetKey(String group, TopicPartition tp) {
+    static String offsetKey(String group, TopicPartition tp) {
         return OFFSET_PREFIX + URLEncoder.encode(group, StandardCharsets.UTF_8) + "/" + tp.topic() + "/" + tp.partition();
     }
 
-    private static byte[] encode(Committed c) {
+    static byte[] encode(Committed c) {
         return (c.offset() + "," + c.leaderEpoch() + "," + (c.metadata() == null ? "" : c.metadata()))
                 .getBytes(StandardCharsets.UTF_8);
     }
 
-    private static Committed decode(byte[] b) {
+    static Committed decode(byte[] b) {
         String s = new String(b, StandardCharsets.UTF_8);
         String[] p = s.split(",", 3);
         return new Committed(Long.parseLong(p[0]), Integer.parseInt(p[1]), p[2]);

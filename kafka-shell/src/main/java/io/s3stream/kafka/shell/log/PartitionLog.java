@@ -1,11 +1,14 @@
 package io.s3stream.kafka.shell.log;
 
 import io.s3stream.FetchResult;
+import io.s3stream.KeyValues;
 import io.s3stream.RecordBatch;
 import io.s3stream.StoredBatch;
 import io.s3stream.Stream;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.record.internal.ControlRecordType;
+import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 
@@ -20,13 +23,22 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 
 /**
- * One topic partition on one stream: the append path (offset assignment, idempotent-producer checks) and reads.
+ * One topic partition on one stream: the append path (offset assignment, idempotent-producer checks, transaction
+ * markers) and reads (up to the high watermark, or up to the last stable offset for read_committed).
  *
  * <h2>Concurrency</h2>
  * Appends are owned by a {@link SerialExecutor}: it assigns the base offset (the stream's next offset), rewrites the
  * Kafka batch's base offset, checks producer sequences and calls {@link Stream#append}, which may block for log-cache
  * space. Reads go straight to the stream, which is thread-safe. Long-polling fetches register a waiter that the
  * append completion path runs, since this shell is the only writer of its partitions.
+ *
+ * <h2>Transactions</h2>
+ * Transactional batches open a transaction of their producer here; a marker (a Kafka control batch written for the
+ * transaction coordinator, {@link #writeMarker}) ends it. {@link PartitionTxns} derives the last stable offset and the
+ * aborted-transactions index from them; it is rebuilt at open from a checkpoint in the key-value space
+ * ({@code kafka/txn-index/<stream id>}) plus a scan of the stream after it. A partition that never saw a transactional
+ * batch has no checkpoint: the first one is written before such a batch is appended, so no checkpoint means nothing
+ * to scan.
  *
  * <h2>Failure</h2>
  * A failed append fences the stream (the library never leaves a hole); the partition then answers
@@ -45,6 +57,22 @@ public final class PartitionLog {
     static final long PRODUCER_RECOVERY_TAIL_BYTES = 8L << 20;
 
     private final Map<Long, ProducerEntry> producers = new HashMap<>(); // owned by appender
+    /** Checkpoints of {@link #txns} are written at most this often while it changes, and after this many bytes. */
+    static final long TXN_CHECKPOINT_INTERVAL_MS = 5_000;
+    static final long TXN_CHECKPOINT_BYTES = 64L << 20;
+    private final KeyValues kv;
+    private final String txnCheckpointKey;
+    private final PartitionTxns txns = new PartitionTxns(); // mutated by the appender
+    /** Completes once {@link #txns} is rebuilt (on the appender, first thing after the open). */
+    private final CompletableFuture<Void> txnsReady = new CompletableFuture<>();
+    /** Set when {@link #txns} could not be rebuilt: read_committed reads fail until the partition is reopened. */
+    private volatile boolean txnsUnknown;
+    private boolean txnCheckpointExists; // owned by appender
+    private boolean txnDirty; // owned by appender
+    private long txnCheckpointAtMs; // owned by appender
+    private long bytesSinceTxnCheckpoint; // owned by appender
+    private long txnCheckpointWritten = -1; // guarded by this
+    private CompletableFuture<Void> txnCheckpointWrite = CompletableFuture.completedFuture(null); // guarded by this
     private boolean producersRecovered; // owned by appender
     private final ConcurrentLinkedQueue<Runnable> waiters = new ConcurrentLinkedQueue<>();
     private volatile Throwable failure;
@@ -53,11 +81,14 @@ public final class PartitionLog {
     private final java.util.concurrent.atomic.LongAdder bytesIn = new java.util.concurrent.atomic.LongAdder();
     private final java.util.concurrent.atomic.LongAdder bytesOut = new java.util.concurrent.atomic.LongAdder();
 
-    public PartitionLog(String topic, int partition, Stream stream, Executor blockingExecutor) {
+    public PartitionLog(String topic, int partition, Stream stream, Executor blockingExecutor, KeyValues kv) {
         this.topic = topic;
         this.partition = partition;
         this.stream = stream;
         this.appender = new SerialExecutor(blockingExecutor);
+        this.kv = kv;
+        this.txnCheckpointKey = "kafka/txn-index/" + stream.streamId();
+        appender.execute(this::recoverTxns);
     }
 
 
@@ -82,7 +113,11 @@ public final class PartitionLog {
         CompletableFuture<Void> done = new CompletableFuture<>();
         appender.execute(() -> {
             retired = true;
-            stream.close().whenComplete((v, e) -> {
+            // The next owner then opens the partition without scanning for transactions.
+            byte[] checkpoint = txnCheckpointExists && failure == null ? txns.checkpoint(stream.nextOffset()) : null;
+            long offset = stream.nextOffset();
+            stream.close().thenCompose(v -> checkpoint == null ? CompletableFuture.<Void>completedFuture(null)
+                    : writeTxnCheckpoint(offset, checkpoint).exceptionally(e -> null)).whenComplete((v, e) -> {
                 wakeWaiters();
                 if (e != null) {
                     done.completeExceptionally(e);
@@ -181,6 +216,21 @@ public final class PartitionLog {
             }
             // A producer first seen at sequence 0 starts here.
         }
+        boolean transactional = batch.isTransactional();
+        if (transactional && !txnCheckpointExists) {
+            // The first transactional batch this partition takes: record that transactions start here, before it is
+            // appended, so that an open knows to rebuild them (no checkpoint means no transactional data).
+            try {
+                kv.put(txnCheckpointKey, txns.checkpoint(stream.nextOffset())).join();
+                txnCheckpointExists = true;
+                txnCheckpointAtMs = System.currentTimeMillis();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, () -> topic + "-" + partition
+                        + ": could not record the first transaction checkpoint; transactional batch refused", e);
+                result.complete(new AppendOutcome(Errors.KAFKA_STORAGE_ERROR, -1, -1));
+                return;
+            }
+        }
         long baseOffset = stream.nextOffset();
         batch.setLastOffset(baseOffset + (int) (batch.lastOffset() - batch.baseOffset()));
         batch.setPartitionLeaderEpoch(0);
@@ -195,6 +245,10 @@ public final class PartitionLog {
         } catch (RuntimeException e) {
             durable = CompletableFuture.failedFuture(e);
         }
+        if (transactional) {
+            txns.onTransactionalBatch(producerId, baseOffset);
+            txnDirty = true;
+        }
         if (producerId >= 0) {
             if (entry == null || entry.epoch != batch.producerEpoch()) {
                 entry = new ProducerEntry(batch.producerEpoch());
@@ -207,6 +261,7 @@ public final class PartitionLog {
         }
         long logAppendTimeMs = appendTime;
         int size = bytes.remaining();
+        maybeCheckpointTxns(durable, size);
         durable.whenComplete((r, e) -> {
             if (e == null) {
                 bytesIn.add(size);
@@ -226,6 +281,181 @@ public final class PartitionLog {
         });
     }
 
+    /**
+     * Writes the marker that ends {@code producerId}'s transaction here (a control batch, as Kafka writes it), for the
+     * transaction coordinator. Completes when it is durable: NONE, or NOT_LEADER_OR_FOLLOWER, KAFKA_STORAGE_ERROR, or
+     * INVALID_PRODUCER_EPOCH for a marker older than the producer's epoch here (a newer one was written already). A
+     * marker for a producer with no open transaction here (a retry, or a partition it added but never wrote to) writes
+     * nothing and answers NONE; a bumped epoch still fences the producer's older epoch.
+     */
+    public CompletableFuture<Errors> writeMarker(long producerId, short epoch, boolean commit, int coordinatorEpoch) {
+        CompletableFuture<Errors> result = new CompletableFuture<>();
+        appender.execute(() -> doWriteMarker(producerId, epoch, commit, coordinatorEpoch, result));
+        return result;
+    }
+
+    private void doWriteMarker(long producerId, short epoch, boolean commit, int coordinatorEpoch,
+                               CompletableFuture<Errors> result) {
+        if (retired) {
+            result.complete(Errors.NOT_LEADER_OR_FOLLOWER);
+            return;
+        }
+        if (failure != null) {
+            result.complete(Errors.KAFKA_STORAGE_ERROR);
+            return;
+        }
+        if (!producersRecovered) {
+            recoverProducers();
+        }
+        ProducerEntry entry = producers.get(producerId);
+        if (entry != null && epoch < entry.epoch) {
+            result.complete(Errors.INVALID_PRODUCER_EPOCH);
+            return;
+        }
+        if (entry != null && epoch > entry.epoch) {
+            producers.put(producerId, new ProducerEntry(epoch));
+        }
+        if (!txns.isOpen(producerId)) {
+            result.complete(Errors.NONE);
+            return;
+        }
+        long offset = stream.nextOffset();
+        MemoryRecords marker = MemoryRecords.withEndTransactionMarker(offset, System.currentTimeMillis(), 0,
+                producerId, epoch, new EndTransactionMarker(commit ? ControlRecordType.COMMIT : ControlRecordType.ABORT,
+                        coordinatorEpoch));
+        CompletableFuture<io.s3stream.AppendResult> durable;
+        try {
+            durable = stream.append(RecordBatch.of(1, marker.buffer()));
+        } catch (RuntimeException e) {
+            durable = CompletableFuture.failedFuture(e);
+        }
+        txns.onMarker(producerId, commit, offset, stream.confirmedOffset());
+        txnDirty = true;
+        maybeCheckpointTxns(durable, marker.sizeInBytes());
+        durable.whenComplete((r, e) -> {
+            if (e != null) {
+                failure = e;
+                result.complete(Errors.KAFKA_STORAGE_ERROR);
+            } else {
+                result.complete(Errors.NONE);
+            }
+            wakeWaiters();
+        });
+    }
+
+    /**
+     * Rebuilds {@link #txns} at open: the checkpoint, then the stream's batches after it. Runs on the appender before
+     * anything else; a failure fences this handle (KAFKA_STORAGE_ERROR, then a reopen) rather than serve a
+     * read_committed reader records of an undecided or aborted transaction.
+     */
+    private void recoverTxns() {
+        try {
+            byte[] checkpoint = kv.get(txnCheckpointKey).join().orElse(null);
+            if (checkpoint == null) {
+                return;
+            }
+            txnCheckpointExists = true;
+            long end = stream.confirmedOffset();
+            long at = txns.restore(checkpoint, end);
+            long scanned = scan(Math.max(at, stream.startOffset()), end, kb -> {
+                if (kb.isControlBatch()) {
+                    ControlRecordType type = EndTransactionMarker.deserialize(kb.iterator().next()).controlType();
+                    txns.onMarker(kb.producerId(), type == ControlRecordType.COMMIT, kb.baseOffset(), end);
+                } else if (kb.isTransactional()) {
+                    txns.onTransactionalBatch(kb.producerId(), kb.baseOffset());
+                }
+            });
+            txns.trimBelow(stream.startOffset());
+            if (at != end) {
+                // Start the next open from here, not from the old checkpoint.
+                kv.put(txnCheckpointKey, txns.checkpoint(end)).join();
+            }
+            txnCheckpointAtMs = System.currentTimeMillis();
+            long batches = scanned;
+            LOG.log(System.Logger.Level.DEBUG, () -> topic + "-" + partition + ": transaction state rebuilt from offset "
+                    + at + " (" + batches + " batches scanned): " + txns.view().open().size() + " open, "
+                    + txns.view().aborted().size() + " aborted");
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, () -> topic + "-" + partition
+                    + ": could not rebuild the transaction state; the partition is reopened", e);
+            txnsUnknown = true;
+            failure = e;
+        } finally {
+            txnsReady.complete(null);
+        }
+    }
+
+    /**
+     * After the append of {@code bytes} that will end at the stream's next offset: checkpoints the transaction state
+     * as of there, once that append is durable, if it changed a while ago or much was written since. On the appender.
+     */
+    private void maybeCheckpointTxns(CompletableFuture<?> durable, int bytes) {
+        if (!txnCheckpointExists) {
+            return;
+        }
+        bytesSinceTxnCheckpoint += bytes;
+        long now = System.currentTimeMillis();
+        if (bytesSinceTxnCheckpoint < TXN_CHECKPOINT_BYTES
+                && !(txnDirty && now - txnCheckpointAtMs >= TXN_CHECKPOINT_INTERVAL_MS)) {
+            return;
+        }
+        long offset = stream.nextOffset();
+        byte[] checkpoint = txns.checkpoint(offset);
+        txns.trimBelow(stream.startOffset());
+        txnDirty = false;
+        bytesSinceTxnCheckpoint = 0;
+        txnCheckpointAtMs = now;
+        durable.thenRun(() -> writeTxnCheckpoint(offset, checkpoint));
+    }
+
+    /** Writes checkpoints one at a time, never an older one over a newer one. */
+    private synchronized CompletableFuture<Void> writeTxnCheckpoint(long offset, byte[] checkpoint) {
+        if (offset <= txnCheckpointWritten) {
+            return txnCheckpointWrite;
+        }
+        txnCheckpointWritten = offset;
+        txnCheckpointWrite = txnCheckpointWrite.exceptionally(e -> null).thenCompose(v -> kv.put(txnCheckpointKey, checkpoint))
+                .whenComplete((v, e) -> {
+                    if (e != null) {
+                        LOG.log(System.Logger.Level.DEBUG, () -> topic + "-" + partition
+                                + ": transaction checkpoint not written (the next open scans further back)", e);
+                    }
+                });
+        return txnCheckpointWrite;
+    }
+
+    /** The last stable offset: below it, every transaction is decided (the high watermark when none is open). */
+    public CompletableFuture<Long> lastStableOffset() {
+        return txnsReady.thenApply(v -> {
+            if (txnsUnknown) {
+                throw new IllegalStateException(topic + "-" + partition + ": transaction state unknown");
+            }
+            return txns.view().lastStableOffset(highWatermark());
+        });
+    }
+
+    /** One producer as DescribeProducers shows it; {@code currentTxnStartOffset} is -1 without an open transaction. */
+    public record ProducerState(long producerId, short epoch, int lastSequence, long currentTxnStartOffset) {
+    }
+
+    /** The producers known here (from this handle's appends and the tail it rebuilt state from), on the appender. */
+    public CompletableFuture<List<ProducerState>> producers() {
+        CompletableFuture<List<ProducerState>> result = new CompletableFuture<>();
+        appender.execute(() -> {
+            try {
+                if (!producersRecovered) {
+                    recoverProducers();
+                }
+                List<ProducerState> out = new ArrayList<>();
+                producers.forEach((pid, e) -> out.add(new ProducerState(pid, e.epoch, e.lastSeq(), txns.openSince(pid))));
+                result.complete(out);
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e);
+            }
+        });
+        return result;
+    }
+
     /** Says why a batch was refused as out of order: the producer retries it, so this explains a stuck producer. */
     private void outOfOrder(long producerId, MutableRecordBatch batch, String why, ProducerEntry entry) {
         LOG.log(System.Logger.Level.INFO, () -> topic + "-" + partition + ": out-of-order batch of producer " + producerId
@@ -233,6 +463,31 @@ public final class PartitionLog {
                 + " (" + why + "); known: epoch " + entry.epoch + ", recent " + entry.recent.stream()
                 .map(m -> m.firstSeq + ".." + m.lastSeq + "@" + m.baseOffset + (m.outcome == DURABLE ? " (from the tail)" : ""))
                 .toList());
+    }
+
+    /**
+     * Hands every Kafka batch stored in {@code [from, end)} to {@code visit}, in offset order; returns how many. Reads
+     * through the library (log cache, block cache, object storage) one megabyte at a time; blocks.
+     */
+    private long scan(long from, long end, java.util.function.Consumer<MutableRecordBatch> visit) {
+        long count = 0;
+        while (from < end) {
+            long next = from;
+            try (FetchResult fr = stream.fetch(from, end, 1 << 20).join()) {
+                for (StoredBatch sb : fr.batches()) {
+                    next = sb.endOffset();
+                    for (MutableRecordBatch kb : MemoryRecords.readableRecords(sb.payload().duplicate()).batches()) {
+                        count++;
+                        visit.accept(kb);
+                    }
+                }
+            }
+            if (next <= from) {
+                break;
+            }
+            from = next;
+        }
+        return count;
     }
 
     /**
@@ -257,36 +512,29 @@ public final class PartitionLog {
                 long perRecord = Math.max(1, b.payload().remaining() / Math.max(1, b.count()));
                 from = Math.max(start, end - Math.max(1, PRODUCER_RECOVERY_TAIL_BYTES / perRecord));
             }
-            long scanned = 0;
-            while (from < end) {
-                long next = from;
-                try (FetchResult fr = stream.fetch(from, end, 1 << 20).join()) {
-                    for (StoredBatch sb : fr.batches()) {
-                        next = sb.endOffset();
-                        scanned++;
-                        for (MutableRecordBatch kb : MemoryRecords.readableRecords(sb.payload().duplicate()).batches()) {
-                            if (kb.producerId() < 0 || kb.isControlBatch()) {
-                                continue;
-                            }
-                            ProducerEntry e = producers.get(kb.producerId());
-                            if (e == null || kb.producerEpoch() > e.epoch) {
-                                e = new ProducerEntry(kb.producerEpoch());
-                                producers.put(kb.producerId(), e);
-                            } else if (kb.producerEpoch() < e.epoch) {
-                                continue;
-                            }
-                            e.recent.addLast(new BatchMeta(kb.baseSequence(), kb.lastSequence(), kb.baseOffset(), DURABLE));
-                            if (e.recent.size() > PRODUCER_BATCH_CACHE) {
-                                e.recent.removeFirst();
-                            }
-                        }
+            long scanned = scan(from, end, kb -> {
+                if (kb.producerId() < 0) {
+                    return;
+                }
+                ProducerEntry e = producers.get(kb.producerId());
+                if (kb.isControlBatch()) {
+                    // A marker at a bumped epoch (a coordinator's abort on timeout) fences older epochs.
+                    if (e != null && kb.producerEpoch() > e.epoch) {
+                        producers.put(kb.producerId(), new ProducerEntry(kb.producerEpoch()));
                     }
+                    return;
                 }
-                if (next <= from) {
-                    break;
+                if (e == null || kb.producerEpoch() > e.epoch) {
+                    e = new ProducerEntry(kb.producerEpoch());
+                    producers.put(kb.producerId(), e);
+                } else if (kb.producerEpoch() < e.epoch) {
+                    return;
                 }
-                from = next;
-            }
+                e.recent.addLast(new BatchMeta(kb.baseSequence(), kb.lastSequence(), kb.baseOffset(), DURABLE));
+                if (e.recent.size() > PRODUCER_BATCH_CACHE) {
+                    e.recent.removeFirst();
+                }
+            });
             long batches = scanned;
             LOG.log(System.Logger.Level.DEBUG, () -> topic + "-" + partition + ": producer state of " + producers.size()
                     + " producer(s) rebuilt from " + batches + " tail batch(es)");
@@ -320,26 +568,57 @@ public final class PartitionLog {
         }
     }
 
-    /** Bytes read for one fetch: whole Kafka batches, copied out of the library's buffers. */
-    public record ReadResult(Errors error, ByteBuffer records, long highWatermark, long logStartOffset) {
+    /**
+     * Bytes read for one fetch: whole Kafka batches, copied out of the library's buffers, with the offsets a Fetch
+     * response carries. {@code abortedTransactions} is null unless the read was read_committed.
+     */
+    public record ReadResult(Errors error, ByteBuffer records, long highWatermark, long logStartOffset,
+                             long lastStableOffset, List<PartitionTxns.Aborted> abortedTransactions) {
+        public ReadResult(Errors error, ByteBuffer records, long highWatermark, long logStartOffset) {
+            this(error, records, highWatermark, logStartOffset, highWatermark, null);
+        }
+
+        ReadResult withTransactions(long lso, List<PartitionTxns.Aborted> aborted) {
+            return new ReadResult(error, records, highWatermark, logStartOffset, lso, aborted);
+        }
     }
 
-    /** Reads whole batches from {@code offset}, at most about {@code maxBytes} (at least one batch if any). */
-    public CompletableFuture<ReadResult> read(long offset, int maxBytes) {
-        long hw = highWatermark();
-        long start = logStartOffset();
-        if (offset < start || offset > hw) {
-            return CompletableFuture.completedFuture(new ReadResult(Errors.OFFSET_OUT_OF_RANGE, null, hw, start));
-        }
-        if (offset == hw || maxBytes <= 0) {
-            return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, ByteBuffer.allocate(0), hw, start));
-        }
-        return readFrom(offset, hw, start, maxBytes, new ArrayList<>(), 0).thenApply(r -> {
-            if (r.records() != null) {
-                bytesOut.add(r.records().remaining());
+    /**
+     * Reads whole batches from {@code offset}, at most about {@code maxBytes} (at least one batch if any): up to the
+     * high watermark, or for {@code readCommitted} up to the last stable offset, with the aborted transactions among
+     * them (Kafka's read_committed isolation: the consumer drops the records of those).
+     */
+    public CompletableFuture<ReadResult> read(long offset, int maxBytes, boolean readCommitted) {
+        return txnsReady.thenCompose(ready -> {
+            long hw = highWatermark();
+            long start = logStartOffset();
+            PartitionTxns.View view = txns.view();
+            long lso = view.lastStableOffset(hw);
+            long end = readCommitted ? lso : hw;
+            if (readCommitted && txnsUnknown) {
+                return CompletableFuture.completedFuture(new ReadResult(Errors.KAFKA_STORAGE_ERROR, null, hw, start));
             }
-            return r;
+            List<PartitionTxns.Aborted> aborted = readCommitted ? view.abortedBetween(offset, end) : null;
+            if (offset < start || offset > hw) {
+                return CompletableFuture.completedFuture(new ReadResult(Errors.OFFSET_OUT_OF_RANGE, null, hw, start)
+                        .withTransactions(lso, aborted));
+            }
+            if (offset >= end || maxBytes <= 0) {
+                return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, ByteBuffer.allocate(0), hw, start)
+                        .withTransactions(lso, readCommitted ? List.of() : null));
+            }
+            return readFrom(offset, end, hw, start, maxBytes, new ArrayList<>(), 0).thenApply(r -> {
+                if (r.records() != null) {
+                    bytesOut.add(r.records().remaining());
+                }
+                return r.withTransactions(lso, aborted);
+            });
         });
+    }
+
+    /** {@link #read(long, int, boolean)} read_uncommitted. */
+    public CompletableFuture<ReadResult> read(long offset, int maxBytes) {
+        return read(offset, maxBytes, false);
     }
 
     /** Bytes appended plus bytes read since this log was opened; the balancer turns differences into rates. */
@@ -357,12 +636,12 @@ public final class PartitionLog {
 
     /**
      * One library fetch may return fewer batches than are there (it stops at a cache block or an object), so a read
-     * continues until it reaches {@code hw} or {@code maxBytes}; each chunk's batches are copied out at once so the
+     * continues until it reaches {@code end} or {@code maxBytes}; each chunk's batches are copied out at once so the
      * library's buffers go back before the next fetch.
      */
-    private CompletableFuture<ReadResult> readFrom(long from, long hw, long start, int maxBytes, List<ByteBuffer> parts,
-                                                   int total) {
-        return stream.fetch(from, hw, maxBytes - total).handle((r, e) -> {
+    private CompletableFuture<ReadResult> readFrom(long from, long end, long hw, long start, int maxBytes,
+                                                   List<ByteBuffer> parts, int total) {
+        return stream.fetch(from, end, maxBytes - total).handle((r, e) -> {
             if (e != null) {
                 if (!parts.isEmpty()) { // what was read so far is a valid answer
                     return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, merge(parts, total), hw, start));
@@ -393,10 +672,10 @@ public final class PartitionLog {
                     parts.add(merge(chunk, chunkBytes));
                 }
             }
-            if (full || next >= hw || next <= from || size >= maxBytes) {
+            if (full || next >= end || next <= from || size >= maxBytes) {
                 return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, merge(parts, size), hw, start));
             }
-            return readFrom(next, hw, start, maxBytes, parts, size);
+            return readFrom(next, end, hw, start, maxBytes, parts, size);
         }).thenCompose(f -> f);
     }
 

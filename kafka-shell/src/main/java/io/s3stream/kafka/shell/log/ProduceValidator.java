@@ -23,7 +23,8 @@ import java.nio.BufferUnderflowException;
  *
  * <p>Checks, in order, per batch: magic v2 (UNSUPPORTED_FOR_MESSAGE_FORMAT), size against {@code max.message.bytes}
  * (MESSAGE_TOO_LARGE), the batch CRC (CORRUPT_MESSAGE), record count against {@code lastOffsetDelta}
- * (CORRUPT_MESSAGE), no transactional or control batches (INVALID_RECORD), CreateTime timestamps within
+ * (CORRUPT_MESSAGE), no control batches (only the transaction coordinator writes markers) and a producer id on
+ * transactional batches (INVALID_RECORD), CreateTime timestamps within
  * {@code message.timestamp.{after,before}.max.ms} (INVALID_TIMESTAMP), a known compression codec (CORRUPT_MESSAGE);
  * then every record, read as a consumer will read it (decompressed once when the batch is compressed): its framing and
  * varint lengths (INVALID_RECORD or CORRUPT_MESSAGE), decompression (CORRUPT_MESSAGE), consecutive offset deltas
@@ -91,8 +92,11 @@ public final class ProduceValidator {
                     return Result.error(Errors.CORRUPT_MESSAGE, "record count " + count
                             + " does not match lastOffsetDelta " + (int) (batch.lastOffset() - batch.baseOffset()));
                 }
-                if (batch.isTransactional() || batch.isControlBatch()) {
-                    return Result.error(Errors.INVALID_RECORD, "transactional and control batches are not supported");
+                if (batch.isControlBatch()) {
+                    return Result.error(Errors.INVALID_RECORD, "clients may not write control batches");
+                }
+                if (batch.isTransactional() && batch.producerId() < 0) {
+                    return Result.error(Errors.INVALID_RECORD, "a transactional batch needs a producer id");
                 }
                 Result unreadable = checkRecords(batch, count, maxMessageBytes);
                 if (unreadable != null) {

@@ -1,14 +1,11 @@
 package io.s3stream.kafka.shell.produce;
 
-import io.s3stream.KeyValues;
 import io.s3stream.kafka.shell.config.ShellConfig;
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.log.ProduceValidator;
 import io.s3stream.kafka.shell.network.ApiFamily;
 import io.s3stream.kafka.shell.topic.TopicConfigs;
 import io.s3stream.kafka.shell.topic.TopicRegistry;
-import org.apache.kafka.common.message.InitProducerIdRequestData;
-import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -16,13 +13,10 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
-import org.apache.kafka.common.requests.InitProducerIdRequest;
-import org.apache.kafka.common.requests.InitProducerIdResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 import org.apache.kafka.common.requests.RequestContext;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,40 +24,33 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Produce and InitProducerId: validates each partition's batch as Kafka does ({@link ProduceValidator}) and appends
- * it to the partition's log, and hands out producer ids that are unique across restarts and shells.
+ * Produce: validates each partition's batch as Kafka does ({@link ProduceValidator}) and appends it to the partition's
+ * log (transactional batches open their producer's transaction there; the coordinator's markers end it).
  */
 public final class ProduceApis implements ApiFamily {
     private final ShellConfig config;
     private final TopicRegistry topics;
-    private final ProducerIds producerIds;
 
-    public ProduceApis(ShellConfig config, TopicRegistry topics, KeyValues kv) {
+    public ProduceApis(ShellConfig config, TopicRegistry topics) {
         this.config = config;
         this.topics = topics;
-        this.producerIds = new ProducerIds(kv);
     }
 
     @Override
     public Map<ApiKeys, short[]> versions() {
-        return ApiFamily.versions(ApiKeys.PRODUCE, 3, 12, ApiKeys.INIT_PRODUCER_ID, 0, 5);
+        return ApiFamily.versions(ApiKeys.PRODUCE, 3, 12);
     }
 
     @Override
     public CompletableFuture<AbstractResponse> handle(RequestContext ctx, AbstractRequest request) {
         return switch (ctx.header.apiKey()) {
             case PRODUCE -> produce((ProduceRequest) request);
-            case INIT_PRODUCER_ID -> initProducerId((InitProducerIdRequest) request);
             default -> throw new IllegalArgumentException(ctx.header.apiKey() + " is not a produce API");
         };
     }
 
     private CompletableFuture<AbstractResponse> produce(ProduceRequest request) {
         ProduceRequestData data = request.data();
-        if (data.transactionalId() != null) {
-            return ApiFamily.done(request.getErrorResponse(0, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.exception(
-                    "transactions are not supported by kafka-shell")));
-        }
         Map<String, List<CompletableFuture<ProduceResponseData.PartitionProduceResponse>>> results = new LinkedHashMap<>();
         for (ProduceRequestData.TopicProduceData td : data.topicData()) {
             TopicRegistry.Topic t = topics.get(td.name());
@@ -121,49 +108,5 @@ public final class ProduceApis implements ApiFamily {
         return log.append(records.buffer().duplicate(), logAppendTime).thenApply(o -> new ProduceResponseData.PartitionProduceResponse()
                 .setIndex(index).setErrorCode(o.error().code()).setBaseOffset(o.baseOffset())
                 .setLogAppendTimeMs(o.logAppendTimeMs()).setLogStartOffset(log.logStartOffset()));
-    }
-
-    private CompletableFuture<AbstractResponse> initProducerId(InitProducerIdRequest request) {
-        InitProducerIdRequestData d = request.data();
-        if (d.transactionalId() != null) {
-            return ApiFamily.done(new InitProducerIdResponse(new InitProducerIdResponseData()
-                    .setErrorCode(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code()).setProducerId(-1).setProducerEpoch((short) -1)));
-        }
-        if (d.producerId() >= 0 && d.producerEpoch() >= 0 && d.producerEpoch() < Short.MAX_VALUE - 1) {
-            // KIP-360: an idempotent producer bumps its epoch to reset its sequences.
-            return ApiFamily.done(new InitProducerIdResponse(new InitProducerIdResponseData()
-                    .setProducerId(d.producerId()).setProducerEpoch((short) (d.producerEpoch() + 1))));
-        }
-        return producerIds.next().thenApply(id -> new InitProducerIdResponse(new InitProducerIdResponseData()
-                .setProducerId(id).setProducerEpoch((short) 0)));
-    }
-
-    /** Unique producer ids across restarts and shells: blocks of 1,000 reserved by compare-and-set. */
-    private static final class ProducerIds {
-        private static final String KEY = "kafka/producer-id-block";
-        private static final int BLOCK = 1000;
-        private final KeyValues kv;
-        private long next;
-        private long end;
-
-        ProducerIds(KeyValues kv) {
-            this.kv = kv;
-        }
-
-        synchronized CompletableFuture<Long> next() {
-            if (next < end) {
-                return CompletableFuture.completedFuture(next++);
-            }
-            while (true) {
-                byte[] current = kv.get(KEY).join().orElse(null);
-                long start = current == null ? 0 : Long.parseLong(new String(current, StandardCharsets.UTF_8));
-                byte[] updated = Long.toString(start + BLOCK).getBytes(StandardCharsets.UTF_8);
-                if (kv.compareAndSet(KEY, current, updated).join()) {
-                    next = start;
-                    end = start + BLOCK;
-                    return CompletableFuture.completedFuture(next++);
-                }
-            }
-        }
     }
 }

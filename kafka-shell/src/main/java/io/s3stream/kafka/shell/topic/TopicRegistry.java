@@ -334,7 +334,7 @@ public final class TopicRegistry {
                 }
                 Stream stream = storage.openStream(s.streamId, epoch + 1).join();
                 s.epoch = epoch + 1;
-                s.log = new PartitionLog(t.name(), s.index, stream, blocking);
+                s.log = new PartitionLog(t.name(), s.index, stream, blocking, kv);
                 LOG.log(System.Logger.Level.DEBUG, () -> "partition " + t.name() + "-" + s.index + " led here at epoch "
                         + (epoch + 1));
             }
@@ -549,7 +549,7 @@ public final class TopicRegistry {
                 Stream stream = streams.get(i).join();
                 Slot s = new Slot(i, stream.streamId());
                 s.leader = nodeId;
-                s.log = new PartitionLog(name, i, stream, blocking);
+                s.log = new PartitionLog(name, i, stream, blocking, kv);
                 slots.add(s);
             }
             Topic t = new Topic(name, id, List.copyOf(slots), Map.copyOf(configs), this::serving);
@@ -607,7 +607,7 @@ public final class TopicRegistry {
             Stream stream = created.get(i - current);
             Slot s = new Slot(i, stream.streamId());
             s.leader = nodeId;
-            s.log = new PartitionLog(name, i, stream, blocking);
+            s.log = new PartitionLog(name, i, stream, blocking, kv);
             slots.add(s);
         }
         Topic grown = new Topic(name, t.id(), List.copyOf(slots), t.configs(), this::serving);
