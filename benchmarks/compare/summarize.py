@@ -49,6 +49,23 @@ if kind == "produce-consume":
             allr = [r for s in systems for r in by[(test, s)]]
             print(f"| {test} | {label} | {fmt(v['kafka'])} | {fmt(v['kafka-flush1'])} | {fmt(v['shell'])} | "
                   f"{ratio(v['shell'], v['kafka'])} | {ratio(v['shell'], v['kafka-flush1'])} | {loads(allr)} |")
+elif kind == "transactions":
+    systems = ["kafka", "kafka-flush1", "shell"]
+    by = defaultdict(list)
+    for r in rows:
+        by[r["system"]].append(r)
+    metrics = [("transactions/s", "txn_s"), ("records/s", "rec_s"), ("MB/s", "mb_s"), ("record p50 ms", "rec_p50_ms"),
+               ("record p99 ms", "rec_p99_ms"), ("commit p50 ms", "commit_p50_ms"), ("commit p99 ms", "commit_p99_ms"),
+               ("transaction p50 ms", "txn_p50_ms"), ("transaction p99 ms", "txn_p99_ms")]
+    n = max(len(v) for v in by.values())
+    print(f"\nmedians of {n} rounds; ratios are shell / kafka of the medians; load = 1-min load range over the runs\n")
+    print("| metric | Kafka (default flush) | Kafka flush.messages=1 | kafka-shell | shell/Kafka | shell/Kafka-flush1 | load |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    allr = [r for s in systems for r in by[s]]
+    for label, key in metrics:
+        v = {s: med(r[key] for r in by[s]) for s in systems}
+        print(f"| {label} | {fmt(v['kafka'])} | {fmt(v['kafka-flush1'])} | {fmt(v['shell'])} | "
+              f"{ratio(v['shell'], v['kafka'])} | {ratio(v['shell'], v['kafka-flush1'])} | {loads(allr)} |")
 elif kind == "catch-up":
     by = defaultdict(list)
     for r in rows:
