@@ -48,7 +48,7 @@ public final class FetchApis implements ApiFamily {
 
     @Override
     public Map<ApiKeys, short[]> versions() {
-        return ApiFamily.versions(ApiKeys.FETCH, 4, 12, ApiKeys.LIST_OFFSETS, 1, 8);
+        return ApiFamily.versions(ApiKeys.FETCH, 4, 12, ApiKeys.LIST_OFFSETS, 1, 11);
     }
 
     @Override
@@ -210,6 +210,20 @@ public final class FetchApis implements ApiFamily {
         }
     }
 
+    /** The first ListOffsets version that knows the special timestamp {@code ts}, as Kafka checks it. */
+    private static int minVersion(long ts) {
+        if (ts == ListOffsetsRequest.MAX_TIMESTAMP) {
+            return 7;
+        } else if (ts == ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP) {
+            return 8;
+        } else if (ts == ListOffsetsRequest.LATEST_TIERED_TIMESTAMP) {
+            return 9;
+        } else if (ts == ListOffsetsRequest.EARLIEST_PENDING_UPLOAD_TIMESTAMP) {
+            return 11;
+        }
+        return 0;
+    }
+
     private CompletableFuture<AbstractResponse> listOffsets(ListOffsetsRequest request, short version) {
         List<ListOffsetsResponseData.ListOffsetsTopicResponse> out = new ArrayList<>();
         List<CompletableFuture<?>> all = new ArrayList<>();
@@ -226,7 +240,9 @@ public final class FetchApis implements ApiFamily {
                     continue;
                 }
                 long ts = lp.timestamp();
-                if (ts == ListOffsetsRequest.EARLIEST_TIMESTAMP || ts == ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP) {
+                if (version < minVersion(ts)) {
+                    r.setErrorCode(Errors.UNSUPPORTED_VERSION.code());
+                } else if (ts == ListOffsetsRequest.EARLIEST_TIMESTAMP || ts == ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP) {
                     r.setOffset(log.logStartOffset());
                 } else if (ts == ListOffsetsRequest.LATEST_TIMESTAMP) {
                     if (request.data().isolationLevel() == IsolationLevel.READ_COMMITTED.id()) {
@@ -235,8 +251,9 @@ public final class FetchApis implements ApiFamily {
                     } else {
                         r.setOffset(log.highWatermark());
                     }
-                } else if (ts == ListOffsetsRequest.LATEST_TIERED_TIMESTAMP) {
-                    r.setOffset(-1);
+                } else if (ts == ListOffsetsRequest.LATEST_TIERED_TIMESTAMP
+                        || ts == ListOffsetsRequest.EARLIEST_PENDING_UPLOAD_TIMESTAMP) {
+                    r.setOffset(-1); // as Kafka answers for a topic without tiered storage
                 } else if (ts == ListOffsetsRequest.MAX_TIMESTAMP || ts >= 0) {
                     all.add(TimestampIndex.search(log, ts).thenAccept(found -> r.setOffset(found[0]).setTimestamp(found[1])));
                 } else {

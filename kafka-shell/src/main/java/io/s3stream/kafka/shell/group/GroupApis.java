@@ -13,6 +13,8 @@ import org.apache.kafka.common.message.LeaveGroupResponseData;
 import org.apache.kafka.common.message.ListGroupsResponseData;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.message.OffsetCommitResponseData;
+import org.apache.kafka.common.message.OffsetDeleteRequestData;
+import org.apache.kafka.common.message.OffsetDeleteResponseData;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.OffsetFetchResponseData;
 import org.apache.kafka.common.message.TxnOffsetCommitRequestData;
@@ -35,6 +37,8 @@ import org.apache.kafka.common.requests.LeaveGroupResponse;
 import org.apache.kafka.common.requests.ListGroupsResponse;
 import org.apache.kafka.common.requests.OffsetCommitRequest;
 import org.apache.kafka.common.requests.OffsetCommitResponse;
+import org.apache.kafka.common.requests.OffsetDeleteRequest;
+import org.apache.kafka.common.requests.OffsetDeleteResponse;
 import org.apache.kafka.common.requests.OffsetFetchRequest;
 import org.apache.kafka.common.requests.OffsetFetchResponse;
 import org.apache.kafka.common.requests.RequestContext;
@@ -85,7 +89,7 @@ public final class GroupApis implements ApiFamily {
                 ApiKeys.HEARTBEAT, 0, 4, ApiKeys.LEAVE_GROUP, 0, 5, ApiKeys.OFFSET_COMMIT, 2, 9, ApiKeys.OFFSET_FETCH, 1, 9,
                 ApiKeys.LIST_GROUPS, 0, 4, ApiKeys.DESCRIBE_GROUPS, 0, 5, ApiKeys.DELETE_GROUPS, 0, 2,
                 // v5 belongs to transaction protocol v2 (KIP-890), which this shell does not advertise.
-                ApiKeys.TXN_OFFSET_COMMIT, 0, 4);
+                ApiKeys.TXN_OFFSET_COMMIT, 0, 4, ApiKeys.OFFSET_DELETE, 0, 0);
     }
 
     @Override
@@ -112,6 +116,8 @@ public final class GroupApis implements ApiFamily {
             case OFFSET_COMMIT -> !coordinates(((OffsetCommitRequest) request).data().groupId()) ? notCoordinator(request)
                     : offsetCommit((OffsetCommitRequest) request);
             case OFFSET_FETCH -> offsetFetch((OffsetFetchRequest) request, version);
+            case OFFSET_DELETE -> !coordinates(((OffsetDeleteRequest) request).data().groupId()) ? notCoordinator(request)
+                    : offsetDelete((OffsetDeleteRequest) request);
             case TXN_OFFSET_COMMIT -> !coordinates(((TxnOffsetCommitRequest) request).data().groupId())
                     ? notCoordinator(request) : txnOffsetCommit((TxnOffsetCommitRequest) request);
             case LIST_GROUPS -> listGroups();
@@ -305,6 +311,26 @@ public final class GroupApis implements ApiFamily {
             }
             return TxnOffsets.stage(groups.kv(), d.groupId(), d.producerId(), staged)
                     .thenApply(v -> (AbstractResponse) new TxnOffsetCommitResponse(0, results));
+        });
+    }
+
+    private CompletableFuture<AbstractResponse> offsetDelete(OffsetDeleteRequest request) {
+        OffsetDeleteRequestData d = request.data();
+        List<TopicPartition> partitions = new ArrayList<>();
+        d.topics().forEach(t -> t.partitions().forEach(p -> partitions.add(new TopicPartition(t.name(), p.partitionIndex()))));
+        return groups.deleteOffsets(d.groupId(), partitions).thenApply(result -> {
+            OffsetDeleteResponseData out = new OffsetDeleteResponseData().setErrorCode(result.groupError().code());
+            if (result.groupError() == Errors.NONE) {
+                for (OffsetDeleteRequestData.OffsetDeleteRequestTopic t : d.topics()) {
+                    OffsetDeleteResponseData.OffsetDeleteResponseTopic rt =
+                            new OffsetDeleteResponseData.OffsetDeleteResponseTopic().setName(t.name());
+                    t.partitions().forEach(p -> rt.partitions().add(new OffsetDeleteResponseData.OffsetDeleteResponsePartition()
+                            .setPartitionIndex(p.partitionIndex())
+                            .setErrorCode(result.partitions().get(new TopicPartition(t.name(), p.partitionIndex())).code())));
+                    out.topics().add(rt);
+                }
+            }
+            return (AbstractResponse) new OffsetDeleteResponse(out);
         });
     }
 

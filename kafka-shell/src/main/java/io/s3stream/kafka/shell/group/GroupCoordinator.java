@@ -540,6 +540,55 @@ public final class GroupCoordinator implements AutoCloseable {
         }).thenCompose(f -> f));
     }
 
+    /** The answer to OffsetDelete: a group-level error, else one per partition. */
+    record OffsetDeleteResult(Errors groupError, Map<TopicPartition, Errors> partitions) {
+    }
+
+    /**
+     * OffsetDelete, as Kafka's classic coordinator does it: GROUP_ID_NOT_FOUND for a group with neither members nor
+     * offsets; NON_EMPTY_GROUP for a group with members that is not a consumer group (its subscriptions cannot be
+     * read); GROUP_SUBSCRIBED_TO_TOPIC for partitions of a topic some member subscribes to; the other offsets go.
+     */
+    CompletableFuture<OffsetDeleteResult> deleteOffsets(String groupId, List<TopicPartition> partitions) {
+        return committed(groupId).thenCompose(known -> call(() -> {
+            Group g = groups.get(groupId);
+            Map<TopicPartition, Committed> committed = offsets.get(groupId);
+            if ((g == null || g.members.isEmpty()) && committed == null) {
+                return CompletableFuture.completedFuture(new OffsetDeleteResult(Errors.GROUP_ID_NOT_FOUND, Map.of()));
+            }
+            Set<String> subscribed = new HashSet<>();
+            if (g != null && !g.members.isEmpty()) {
+                if (!"consumer".equals(g.protocolType) || g.protocolName == null) {
+                    return CompletableFuture.completedFuture(new OffsetDeleteResult(Errors.NON_EMPTY_GROUP, Map.of()));
+                }
+                for (Member m : g.members.values()) {
+                    byte[] metadata = m.protocols.get(g.protocolName);
+                    try {
+                        subscribed.addAll(org.apache.kafka.clients.consumer.internals.ConsumerProtocol
+                                .deserializeSubscription(java.nio.ByteBuffer.wrap(metadata)).topics());
+                    } catch (RuntimeException e) {
+                        // Unreadable: Kafka then counts the member as subscribed to every topic.
+                        return CompletableFuture.completedFuture(new OffsetDeleteResult(Errors.NON_EMPTY_GROUP, Map.of()));
+                    }
+                }
+            }
+            Map<TopicPartition, Errors> out = new LinkedHashMap<>();
+            List<CompletableFuture<Void>> deletes = new ArrayList<>();
+            for (TopicPartition tp : partitions) {
+                if (subscribed.contains(tp.topic())) {
+                    out.put(tp, Errors.GROUP_SUBSCRIBED_TO_TOPIC);
+                    continue;
+                }
+                out.put(tp, Errors.NONE);
+                if (committed != null && committed.remove(tp) != null) {
+                    deletes.add(kv.delete(offsetKey(groupId, tp)));
+                }
+            }
+            return CompletableFuture.allOf(deletes.toArray(CompletableFuture[]::new))
+                    .thenApply(v -> new OffsetDeleteResult(Errors.NONE, out));
+        }).thenCompose(f -> f));
+    }
+
     /**
      * Forgets the groups another shell coordinates now (a shell joined, or this one was away): their members are told
      * NOT_COORDINATOR (a pending join or sync is answered so) and rejoin at the new coordinator, which reads the

@@ -434,6 +434,26 @@ public final class PartitionLog {
         });
     }
 
+    /**
+     * DeleteRecords: makes every offset below {@code offset} ({@code -1}: the high watermark) unreadable, durably and
+     * for every shell; completes with the new log start offset. An offset at or below the current start changes
+     * nothing; one above the high watermark fails with {@link org.apache.kafka.common.errors.OffsetOutOfRangeException}.
+     * The start may fall inside a batch, as in Kafka: fetches from it return that whole batch and the consumer skips
+     * the records before its position.
+     */
+    public CompletableFuture<Long> deleteRecordsBefore(long offset) {
+        long hw = highWatermark();
+        long target = offset == -1 ? hw : offset;
+        if (target < 0 || target > hw) {
+            return CompletableFuture.failedFuture(new org.apache.kafka.common.errors.OffsetOutOfRangeException(
+                    topic + "-" + partition + ": cannot delete records before " + offset + ": the high watermark is " + hw));
+        }
+        if (target <= stream.startOffset()) {
+            return CompletableFuture.completedFuture(stream.startOffset());
+        }
+        return stream.trim(target).thenApply(v -> stream.startOffset());
+    }
+
     /** One producer as DescribeProducers shows it; {@code currentTxnStartOffset} is -1 without an open transaction. */
     public record ProducerState(long producerId, short epoch, int lastSequence, long currentTxnStartOffset) {
     }

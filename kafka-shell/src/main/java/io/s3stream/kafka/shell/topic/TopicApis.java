@@ -9,6 +9,7 @@ import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsResponseData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.message.DeleteRecordsResponseData;
 import org.apache.kafka.common.message.DeleteTopicsRequestData;
 import org.apache.kafka.common.message.DeleteTopicsResponseData;
 import org.apache.kafka.common.message.DescribeConfigsRequestData;
@@ -21,6 +22,8 @@ import org.apache.kafka.common.requests.CreatePartitionsRequest;
 import org.apache.kafka.common.requests.CreatePartitionsResponse;
 import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.requests.DeleteRecordsRequest;
+import org.apache.kafka.common.requests.DeleteRecordsResponse;
 import org.apache.kafka.common.requests.DeleteTopicsRequest;
 import org.apache.kafka.common.requests.DeleteTopicsResponse;
 import org.apache.kafka.common.requests.DescribeConfigsRequest;
@@ -41,8 +44,8 @@ import java.util.function.Supplier;
 
 /**
  * The topic and configuration admin APIs (CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs,
- * IncrementalAlterConfigs, AlterPartitionReassignments, ListPartitionReassignments, DescribeLogDirs) over the
- * {@link TopicRegistry}. Those that read or write the manifest run on the blocking executor.
+ * IncrementalAlterConfigs, AlterPartitionReassignments, ListPartitionReassignments, DescribeLogDirs, DeleteRecords)
+ * over the {@link TopicRegistry}. Those that read or write the manifest run on the blocking executor.
  */
 public final class TopicApis implements ApiFamily {
     private final ShellConfig config;
@@ -69,7 +72,7 @@ public final class TopicApis implements ApiFamily {
         return ApiFamily.versions(ApiKeys.CREATE_TOPICS, 2, 7, ApiKeys.DELETE_TOPICS, 1, 6, ApiKeys.CREATE_PARTITIONS, 0, 3,
                 ApiKeys.DESCRIBE_CONFIGS, 1, 4, ApiKeys.INCREMENTAL_ALTER_CONFIGS, 0, 1,
                 ApiKeys.ALTER_PARTITION_REASSIGNMENTS, 0, 1, ApiKeys.LIST_PARTITION_REASSIGNMENTS, 0, 0,
-                ApiKeys.DESCRIBE_LOG_DIRS, 1, 4);
+                ApiKeys.DESCRIBE_LOG_DIRS, 1, 4, ApiKeys.DELETE_RECORDS, 0, 2);
     }
 
     @Override
@@ -89,8 +92,42 @@ public final class TopicApis implements ApiFamily {
                     () -> describeLogDirs((org.apache.kafka.common.requests.DescribeLogDirsRequest) request), blocking);
             case LIST_PARTITION_REASSIGNMENTS -> CompletableFuture.completedFuture(listReassignments(
                     (org.apache.kafka.common.requests.ListPartitionReassignmentsRequest) request));
+            case DELETE_RECORDS -> deleteRecords((DeleteRecordsRequest) request);
             default -> throw new IllegalArgumentException(key + " is not a topic API");
         };
+    }
+
+    /** DeleteRecords: each partition's log start offset moves up to the offset asked (its leader trims its stream). */
+    private CompletableFuture<AbstractResponse> deleteRecords(DeleteRecordsRequest request) {
+        DeleteRecordsResponseData out = new DeleteRecordsResponseData();
+        List<CompletableFuture<?>> all = new ArrayList<>();
+        for (var rt : request.data().topics()) {
+            var topicResult = new DeleteRecordsResponseData.DeleteRecordsTopicResult()
+                    .setName(rt.name());
+            out.topics().add(topicResult);
+            TopicRegistry.Topic t = topics.get(rt.name());
+            for (var rp : rt.partitions()) {
+                var pr = new DeleteRecordsResponseData.DeleteRecordsPartitionResult()
+                        .setPartitionIndex(rp.partitionIndex()).setLowWatermark(-1);
+                topicResult.partitions().add(pr);
+                PartitionLog log = t == null ? null : t.partition(rp.partitionIndex());
+                if (log == null) {
+                    pr.setErrorCode(TopicRegistry.missing(t, rp.partitionIndex()).code());
+                    continue;
+                }
+                all.add(log.deleteRecordsBefore(rp.offset()).handle((low, e) -> {
+                    if (e != null) {
+                        Errors error = Errors.forException(ApiFamily.cause(e));
+                        pr.setErrorCode((error == Errors.UNKNOWN_SERVER_ERROR ? Errors.KAFKA_STORAGE_ERROR : error).code());
+                    } else {
+                        pr.setLowWatermark(low);
+                    }
+                    return null;
+                }));
+            }
+        }
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
+                .thenApply(v -> new DeleteRecordsResponse(out));
     }
 
     private CompletableFuture<AbstractResponse> createTopics(CreateTopicsRequest request) {
