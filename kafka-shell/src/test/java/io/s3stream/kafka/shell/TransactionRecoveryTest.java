@@ -6,9 +6,17 @@ import io.s3stream.testing.MemBackends;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.TransactionResult;
+import org.apache.kafka.common.requests.WriteTxnMarkersRequest;
+import org.apache.kafka.common.requests.WriteTxnMarkersResponse;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -86,11 +94,13 @@ class TransactionRecoveryTest {
     }
 
     /**
-     * A coordinator recorded PrepareCommit and died before writing a marker (the state is set in the key-value space
-     * while the shell is down, exactly what such a death leaves). The next coordinator finishes the commit.
+     * A coordinator recorded PrepareCommit, wrote the marker into one partition of three and died (the marker is
+     * written with WriteTxnMarkers as the coordinator writes it, the state set in the key-value space while the shell
+     * is down: exactly what such a death leaves). The next coordinator writes the two missing markers; the partition
+     * that has one already is not marked twice.
      */
     @Test
-    void aCommitDecidedByACoordinatorThatDiedIsFinishedByTheNextOne() throws Exception {
+    void aCommitHalfWrittenByACoordinatorThatDiedIsFinishedByTheNextOne() throws Exception {
         ShellFixture fx = new ShellFixture(Map.of("s3stream.kafka.transaction.sweep.ms", "200"));
         try {
             try (Admin admin = fx.admin()) {
@@ -101,6 +111,19 @@ class TransactionRecoveryTest {
             p.beginTransaction();
             send(p, "prep", 3, "decided-", 30);
             p.flush();
+            TransactionDescription d;
+            try (Admin admin = fx.admin()) {
+                d = admin.describeTransactions(List.of("prep-1")).description("prep-1").get();
+            }
+            try (RawClient raw = new RawClient(fx.shell.port())) {
+                WriteTxnMarkersResponse r = (WriteTxnMarkersResponse) raw.call(ApiKeys.WRITE_TXN_MARKERS, (short) 1,
+                        new WriteTxnMarkersRequest.Builder(List.of(new WriteTxnMarkersRequest.TxnMarkerEntry(d.producerId(),
+                                (short) d.producerEpoch(), 0, TransactionResult.COMMIT, List.of(new TopicPartition("prep", 0)),
+                                (short) 1))).build((short) 1));
+                assertThat(r.errorsByProducerId().get(d.producerId())).containsEntry(new TopicPartition("prep", 0), Errors.NONE);
+            }
+            // Partition 0 is decided, the other two are not.
+            assertThat(readCommitted(fx.bootstrap(), "prep", 3, 500)).hasSize(10);
             p.close(Duration.ZERO);
             fx.shell.close();
             try (StreamStorage storage = StreamStorage.open(fx.config().storageConfig())) {
@@ -118,6 +141,14 @@ class TransactionRecoveryTest {
                 seen = readCommitted(fx.bootstrap(), "prep", 3, 500);
             } while (seen.size() < 30 && System.nanoTime() < deadline);
             assertThat(seen).containsExactlyInAnyOrderElementsOf(values("decided-", 30));
+            try (Admin admin = fx.admin()) {
+                // One commit marker per partition: each partition ends at its 10 records plus one marker.
+                for (int partition = 0; partition < 3; partition++) {
+                    TopicPartition tp = new TopicPartition("prep", partition);
+                    assertThat(admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get().offset())
+                            .isEqualTo(11);
+                }
+            }
         } finally {
             fx.close();
         }
