@@ -5,7 +5,7 @@ the throughput of every round, so that the spread between rounds is visible next
     benchmarks/compare/plot.py <results.tsv> <out.svg> [title]
 
 The TSV needs the columns round, rec_s, p50_ms, p99_ms, p999_ms and one or two key columns naming the system
-(system and test as written by shell-ab.sh; wal as written by shell-wal.sh). Needs matplotlib (pip install
+(system and test as written by shell-ab.sh and produce-consume.sh; wal as written by shell-wal.sh). Needs matplotlib (pip install
 matplotlib; bin/test's virtual environment does not include it).
 """
 import csv
@@ -21,7 +21,9 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 def main(tsv, out, title):
     with open(tsv) as f:
-        rows = list(csv.DictReader(f, delimiter='\t'))
+        # Rows without latencies (produce-consume's consume test) are left out.
+        rows = [r for r in csv.DictReader(f, delimiter='\t')
+                if all(r.get(c) not in (None, '', '-') for c in ('rec_s', 'p50_ms', 'p99_ms', 'p999_ms'))]
     keys = [k for k in ('test', 'system', 'wal') if k in rows[0]]
     def key(r):
         return ' / '.join(r[k] for k in keys)

@@ -63,3 +63,4 @@ for ((round = 1; round <= ROUNDS; round++)); do
 done
 cleanup
 python3 "$COMPARE/summarize.py" produce-consume "$TSV"
+plot "$TSV" "$RUN/produce-consume.svg" "kafka-shell vs Kafka $KAFKA_VERSION, 1 KiB acks=all"

@@ -13,6 +13,9 @@ module io.s3stream.kafka.shell {
     requires io.netty.transport;
     requires io.netty.codec;
     requires io.netty.handler; // IdleStateHandler (connections.max.idle.ms)
+    requires io.s3stream.metrics.micrometer;
+    requires micrometer.registry.prometheus;
+    requires jdk.httpserver; // metrics.port
 
     exports io.s3stream.kafka.shell;
     exports io.s3stream.kafka.shell.config;

@@ -20,6 +20,7 @@ import io.s3stream.kafka.shell.group.GroupApis;
 import io.s3stream.kafka.shell.group.GroupCoordinator;
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.log.Retention;
+import io.s3stream.kafka.shell.metrics.ShellMetrics;
 import io.s3stream.kafka.shell.network.ApiDispatcher;
 import io.s3stream.kafka.shell.network.ConnectionInitializer;
 import io.s3stream.kafka.shell.network.RequestMemoryPool;
@@ -62,6 +63,8 @@ public final class KafkaShell implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final GroupCoordinator groups;
     private final TransactionCoordinator transactions;
+    private final ShellMetrics metrics;
+    private final int metricsPort;
     private final TopicRegistry topics;
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
@@ -90,6 +93,7 @@ public final class KafkaShell implements AutoCloseable {
             return t;
         });
         StreamStorage opened = null;
+        ShellMetrics startedMetrics = null;
         try {
             opened = StreamStorage.open(config.storageConfig());
             this.storage = opened;
@@ -100,13 +104,18 @@ public final class KafkaShell implements AutoCloseable {
             groups.load();
             ClusterApis cluster = new ClusterApis(config, topics);
             GroupApis groupApis = new GroupApis(config.nodeId(), topics, groups, cluster::brokers, cluster::liveIds);
+            this.metrics = startedMetrics = new ShellMetrics(config.nodeId(), storage);
             this.transactions = new TransactionCoordinator(storage.keyValues(), topics, groupApis::coordinates,
                     topics::brokers, config.transactionMaxTimeoutMs());
             this.apis = new ApiDispatcher(List.of(cluster, groupApis,
-                    new ProduceApis(config, topics),
+                    new ProduceApis(config, topics, metrics),
                     new TxnApis(transactions, topics),
-                    new FetchApis(topics, timer),
-                    new TopicApis(config, topics, groups::forgetTopic, blocking, cluster::brokers)));
+                    new FetchApis(topics, timer, metrics),
+                    new TopicApis(config, topics, topic -> {
+                        groups.forgetTopic(topic);
+                        metrics.forgetTopic(topic);
+                    }, blocking, cluster::brokers)), metrics);
+            this.metricsPort = config.metricsPort() < 0 ? -1 : metrics.serve(config.metricsHost(), config.metricsPort());
             long every = config.retentionCheckIntervalMs();
             java.util.concurrent.atomic.AtomicBoolean retentionRunning = new java.util.concurrent.atomic.AtomicBoolean();
             timer.scheduleWithFixedDelay(() -> {
@@ -189,6 +198,9 @@ public final class KafkaShell implements AutoCloseable {
             server.config().setAutoRead(true); // accept connections from now on
         } catch (RuntimeException e) {
             // Nothing may keep the JVM alive after a failed start: the event loops are not daemon threads.
+            if (startedMetrics != null) {
+                startedMetrics.close();
+            }
             timer.shutdownNow();
             blocking.shutdownNow();
             server.close().syncUninterruptibly();
@@ -253,6 +265,11 @@ public final class KafkaShell implements AutoCloseable {
     /** The port the broker listens on (useful with {@code listeners=PLAINTEXT://127.0.0.1:0}). */
     public int port() {
         return port;
+    }
+
+    /** The port of the Prometheus endpoint, -1 when {@code metrics.port} is off. */
+    public int metricsPort() {
+        return metricsPort;
     }
 
     /** The engine's counters (requests and bytes by kind, caches, uploads). */
@@ -349,6 +366,7 @@ public final class KafkaShell implements AutoCloseable {
         boss.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
         workers.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
         transactions.close();
+        metrics.close();
         groups.close();
         timer.shutdownNow();
         storage.close();

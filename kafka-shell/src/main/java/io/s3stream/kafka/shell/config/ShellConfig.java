@@ -242,6 +242,16 @@ public final class ShellConfig {
     public Path dataDir() { return dataDir; }
     public long retentionCheckIntervalMs() { return retentionCheckIntervalMs; }
     public long reconcileMs() { return reconcileMs; }
+    /** Port of the Prometheus endpoint ({@code metrics.port}): -1 (the default) off, 0 any free port. */
+    public int metricsPort() {
+        return intValue("metrics.port", get("metrics.port", "-1"), -1, 65535);
+    }
+
+    /** Address the Prometheus endpoint binds ({@code metrics.host}), by default the listener's. */
+    public String metricsHost() {
+        return get("metrics.host", host);
+    }
+
     /** The longest transaction timeout a producer may ask for (Kafka's {@code transaction.max.timeout.ms}). */
     public int transactionMaxTimeoutMs() {
         return intValue("transaction.max.timeout.ms", get("transaction.max.timeout.ms", "900000"), 1, Integer.MAX_VALUE);

@@ -2,6 +2,7 @@ package io.s3stream.kafka.shell.fetch;
 
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.log.PartitionTxns;
+import io.s3stream.kafka.shell.metrics.ShellMetrics;
 import io.s3stream.kafka.shell.network.ApiFamily;
 import io.s3stream.kafka.shell.topic.TopicRegistry;
 import org.apache.kafka.common.IsolationLevel;
@@ -40,10 +41,13 @@ public final class FetchApis implements ApiFamily {
     private final TopicRegistry topics;
     private final ScheduledExecutorService timer;
 
+    private final ShellMetrics metrics;
+
     /** @param timer wakes long polls at their deadline */
-    public FetchApis(TopicRegistry topics, ScheduledExecutorService timer) {
+    public FetchApis(TopicRegistry topics, ScheduledExecutorService timer, ShellMetrics metrics) {
         this.topics = topics;
         this.timer = timer;
+        this.metrics = metrics;
     }
 
     @Override
@@ -193,6 +197,7 @@ public final class FetchApis implements ApiFamily {
                         if (first || records.remaining() <= budget) {
                             budget -= records.remaining();
                             first = false;
+                            metrics.fetched(ft.topic(), records.remaining());
                             pd.setRecords(MemoryRecords.readableRecords(records));
                         } else {
                             pd.setRecords(MemoryRecords.EMPTY);

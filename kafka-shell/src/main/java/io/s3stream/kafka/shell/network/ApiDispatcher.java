@@ -25,9 +25,24 @@ public final class ApiDispatcher {
 
     private final Map<ApiKeys, ApiFamily> byKey = new EnumMap<>(ApiKeys.class);
     private final Map<ApiKeys, short[]> versions = new EnumMap<>(ApiKeys.class);
+    private final RequestObserver observer;
+
+    /** Told how long each answered request took, from dispatch to its response (metrics). */
+    @FunctionalInterface
+    public interface RequestObserver {
+        RequestObserver NONE = (key, nanos) -> { };
+
+        void completed(ApiKeys key, long nanos);
+    }
 
     /** @throws IllegalArgumentException when two families declare the same key */
     public ApiDispatcher(List<ApiFamily> families) {
+        this(families, RequestObserver.NONE);
+    }
+
+    /** @throws IllegalArgumentException when two families declare the same key */
+    public ApiDispatcher(List<ApiFamily> families, RequestObserver observer) {
+        this.observer = observer;
         versions.put(ApiKeys.API_VERSIONS, API_VERSIONS);
         for (ApiFamily family : families) {
             family.versions().forEach((key, range) -> {
@@ -55,6 +70,7 @@ public final class ApiDispatcher {
         if (!supports(key, version)) {
             return CompletableFuture.completedFuture(request.getErrorResponse(0, Errors.UNSUPPORTED_VERSION.exception()));
         }
+        long start = System.nanoTime();
         CompletableFuture<AbstractResponse> response;
         try {
             response = byKey.get(key).handle(ctx, request);
@@ -65,7 +81,7 @@ public final class ApiDispatcher {
             Throwable cause = ApiFamily.cause(e);
             LOG.log(System.Logger.Level.WARNING, () -> key + " v" + version + " failed", cause);
             return request.getErrorResponse(0, cause);
-        });
+        }).whenComplete((r, e) -> observer.completed(key, System.nanoTime() - start));
     }
 
     private ApiVersionsResponse apiVersions(ApiVersionsRequest request) {

@@ -3,6 +3,7 @@ package io.s3stream.kafka.shell.produce;
 import io.s3stream.kafka.shell.config.ShellConfig;
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.log.ProduceValidator;
+import io.s3stream.kafka.shell.metrics.ShellMetrics;
 import io.s3stream.kafka.shell.network.ApiFamily;
 import io.s3stream.kafka.shell.topic.TopicConfigs;
 import io.s3stream.kafka.shell.topic.TopicRegistry;
@@ -30,10 +31,12 @@ import java.util.concurrent.CompletableFuture;
 public final class ProduceApis implements ApiFamily {
     private final ShellConfig config;
     private final TopicRegistry topics;
+    private final ShellMetrics metrics;
 
-    public ProduceApis(ShellConfig config, TopicRegistry topics) {
+    public ProduceApis(ShellConfig config, TopicRegistry topics, ShellMetrics metrics) {
         this.config = config;
         this.topics = topics;
+        this.metrics = metrics;
     }
 
     @Override
@@ -105,8 +108,16 @@ public final class ProduceApis implements ApiFamily {
         }
         // The batch is a view of the request frame, owned by this request until it is answered; the append rewrites
         // its base offset in place and the library copies it into the log cache.
-        return log.append(records.buffer().duplicate(), logAppendTime).thenApply(o -> new ProduceResponseData.PartitionProduceResponse()
-                .setIndex(index).setErrorCode(o.error().code()).setBaseOffset(o.baseOffset())
-                .setLogAppendTimeMs(o.logAppendTimeMs()).setLogStartOffset(log.logStartOffset()));
+        int bytes = records.sizeInBytes();
+        var batch = records.batches().iterator().next(); // exactly one, validated
+        int count = (int) (batch.lastOffset() - batch.baseOffset()) + 1;
+        return log.append(records.buffer().duplicate(), logAppendTime).thenApply(o -> {
+            if (o.error() == Errors.NONE) {
+                metrics.appended(topic.name(), bytes, count);
+            }
+            return new ProduceResponseData.PartitionProduceResponse().setIndex(index).setErrorCode(o.error().code())
+                    .setBaseOffset(o.baseOffset()).setLogAppendTimeMs(o.logAppendTimeMs())
+                    .setLogStartOffset(log.logStartOffset());
+        });
     }
 }
