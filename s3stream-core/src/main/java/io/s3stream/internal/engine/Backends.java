@@ -83,7 +83,7 @@ final class Backends {
                 return p.open(uri, objectStore);
             }
         }
-        throw new InvalidConfigException("StorageConfig.metadata '" + uri + "': no metadata store for scheme '"
+        throw new InvalidConfigException("StorageConfig.metadata '" + UriSettings.withoutQuery(uri) + "': no metadata store for scheme '"
                 + uri.getScheme() + "' (available: " + schemes(providers) + ")");
     }
 

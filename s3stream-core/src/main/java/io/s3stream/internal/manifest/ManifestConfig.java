@@ -71,7 +71,8 @@ public record ManifestConfig(String prefix, long pollMs, long checkpointEvery, l
                 num(uri, params, "maxBackoffMs", d.maxBackoffMs()),
                 num(uri, params, "requestTimeoutMs", d.requestTimeoutMs()));
         if (!params.isEmpty()) {
-            throw new InvalidConfigException("metadata URI " + uri + ": unknown parameter(s) " + params.keySet());
+            throw new InvalidConfigException("metadata URI " + UriSettings.withoutQuery(uri) + ": unknown parameter(s) "
+                    + params.keySet());
         }
         return c;
     }
@@ -84,7 +85,8 @@ public record ManifestConfig(String prefix, long pollMs, long checkpointEvery, l
         try {
             return Long.parseLong(v);
         } catch (NumberFormatException e) {
-            throw new InvalidConfigException("metadata URI " + uri + ": " + name + "=" + v + " is not a number", e);
+            throw new InvalidConfigException("metadata URI " + UriSettings.withoutQuery(uri) + ": " + name + "=" + v
+                    + " is not a number", e);
         }
     }
 

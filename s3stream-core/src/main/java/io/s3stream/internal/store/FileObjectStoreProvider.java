@@ -4,6 +4,7 @@ import io.s3stream.internal.store.common.StoreSupport;
 import io.s3stream.spi.ObjectStore;
 import io.s3stream.spi.ObjectStoreException;
 import io.s3stream.spi.ObjectStoreProvider;
+import io.s3stream.spi.UriSettings;
 
 import java.net.URI;
 import java.nio.file.Path;
@@ -26,12 +27,12 @@ public final class FileObjectStoreProvider implements ObjectStoreProvider {
     @Override
     public ObjectStore open(URI uri) {
         if (uri.isOpaque() || uri.getPath() == null || !uri.getPath().startsWith("/")) {
-            throw new ObjectStoreException(uri + ": a file object store needs an absolute path, as in"
+            throw new ObjectStoreException(UriSettings.withoutQuery(uri) + ": a file object store needs an absolute path, as in"
                     + " file:///var/lib/s3stream/objects", false);
         }
         String authority = uri.getRawAuthority();
         if (authority != null && !authority.isEmpty() && !authority.equals("localhost")) {
-            throw new ObjectStoreException(uri + ": a file object store URI has no host ('" + authority
+            throw new ObjectStoreException(UriSettings.withoutQuery(uri) + ": a file object store URI has no host ('" + authority
                     + "'); write file:///absolute/dir", false);
         }
         return FileObjectStore.open(Path.of(uri.getPath()), StoreSupport.minPartSizeBytes(uri));

@@ -38,17 +38,18 @@ public final class ObjectStores {
     public static ObjectStore open(String uri) {
         if (uri == null || uri.isBlank()) {
             throw new InvalidConfigException(SETTING + " must be a URI such as file:///var/lib/s3stream/objects, was "
-                    + (uri == null ? "null" : "'" + uri + "'"));
+                    + (uri == null ? "null" : "'" + uri + "'")); // blank: nothing to hide
         }
         URI parsed;
         try {
             parsed = new URI(uri);
         } catch (URISyntaxException e) {
-            throw new InvalidConfigException(SETTING + " '" + uri + "' is not a valid URI: " + e.getMessage(), e);
+            throw new InvalidConfigException(SETTING + " '" + beforeQuery(uri) + "' is not a valid URI (at index "
+                    + e.getIndex() + ")", e);
         }
         String scheme = parsed.getScheme();
         if (scheme == null) {
-            throw new InvalidConfigException(SETTING + " '" + uri + "' has no scheme; expected one of "
+            throw new InvalidConfigException(SETTING + " '" + beforeQuery(uri) + "' has no scheme; expected one of "
                     + availableSchemes() + ", as in file:///var/lib/s3stream/objects");
         }
         ObjectStoreProvider provider = find(scheme);
@@ -70,5 +71,11 @@ public final class ObjectStores {
     /** Schemes of every provider found, sorted. */
     static TreeSet<String> availableSchemes() {
         return Providers.schemes(Providers.load(ObjectStoreProvider.class, SETTING), ObjectStoreProvider::scheme);
+    }
+
+    /** {@code uri} up to its query, which may hold keys: what an error message may show of a setting that does not parse. */
+    private static String beforeQuery(String uri) {
+        int q = uri.indexOf('?');
+        return q < 0 ? uri : uri.substring(0, q) + "?…";
     }
 }

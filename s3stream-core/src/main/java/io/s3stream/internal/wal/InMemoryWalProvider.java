@@ -37,7 +37,7 @@ public final class InMemoryWalProvider implements WriteAheadLogProvider {
         String name = MemNames.of(uri, "mem WAL");
         String capacitySetting = UriSettings.query(uri, java.util.Set.of("capacity")).get("capacity");
         long capacity = capacitySetting == null ? DEFAULT_CAPACITY
-                : UriSettings.parseBytes(uri + ": capacity", capacitySetting);
+                : UriSettings.parseBytes(UriSettings.withoutQuery(uri) + ": capacity", capacitySetting);
         return InMemoryWal.open(name, capacity, context);
     }
 }

@@ -455,8 +455,12 @@ public final class TopicApis implements ApiFamily {
             values.forEach((k, v) -> {
                 if (res.configurationKeys() == null || res.configurationKeys().contains(k)) {
                     byte source = overrides.containsKey(k) ? (byte) (res.resourceType() == 2 ? 1 : 4) : (byte) 5;
-                    configs.add(new DescribeConfigsResponseData.DescribeConfigsResourceResult().setName(k).setValue(v)
-                            .setReadOnly(res.resourceType() != 2).setConfigSource(source).setIsSensitive(false));
+                    // Secrets are never answered: sensitive keys without a value, credentials in URIs masked.
+                    boolean sensitive = SensitiveConfigs.sensitiveKey(k);
+                    String shown = sensitive ? null : SensitiveConfigs.masked(v);
+                    configs.add(new DescribeConfigsResponseData.DescribeConfigsResourceResult().setName(k)
+                            .setValue(shown).setReadOnly(res.resourceType() != 2).setConfigSource(source)
+                            .setIsSensitive(sensitive || !java.util.Objects.equals(shown, v)));
                 }
             });
             out.results().add(r.setConfigs(configs));

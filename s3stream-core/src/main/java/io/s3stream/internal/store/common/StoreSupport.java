@@ -98,7 +98,7 @@ public final class StoreSupport {
             String name = setting.getKey();
             String value = setting.getValue();
             if (!name.equals("minPartSizeBytes")) {
-                throw new ObjectStoreException(uri + ": unknown setting '" + name
+                throw new ObjectStoreException(UriSettings.withoutQuery(uri) + ": unknown setting '" + name
                         + "' (the only setting is minPartSizeBytes)", false);
             }
             try {
@@ -107,7 +107,7 @@ public final class StoreSupport {
                 minPartSizeBytes = -1;
             }
             if (minPartSizeBytes < 1) {
-                throw new ObjectStoreException(uri + ": minPartSizeBytes must be a positive integer, was '" + value
+                throw new ObjectStoreException(UriSettings.withoutQuery(uri) + ": minPartSizeBytes must be a positive integer, was '" + value
                         + "'", false);
             }
         }

@@ -52,13 +52,15 @@ record ObjectWalConfig(Optional<URI> store, Duration batchMs, long batchBytes, i
                 ? UriSettings.parseBytes(uri + ": capacity", own.get("capacity")) : 4L << 30;
         long failAfterMs = value(uri, own, "failAfterMs", 60_000, 100, Long.MAX_VALUE);
         if (batchBytes > 1L << 30) {
-            throw new InvalidConfigException(uri + ": batchBytes must be at most 1 GiB, was " + batchBytes);
+            throw new InvalidConfigException(UriSettings.withoutQuery(uri) + ": batchBytes must be at most 1 GiB, was "
+                    + batchBytes);
         }
         if (blockBytes < 4096 || blockBytes > 64L << 20) {
-            throw new InvalidConfigException(uri + ": blockBytes must be between 4 KiB and 64 MiB, was " + blockBytes);
+            throw new InvalidConfigException(UriSettings.withoutQuery(uri) + ": blockBytes must be between 4 KiB and 64 MiB, was "
+                    + blockBytes);
         }
         if (capacity < 2 * batchBytes) {
-            throw new InvalidConfigException(uri + ": capacity must be at least twice batchBytes (" + 2 * batchBytes
+            throw new InvalidConfigException(UriSettings.withoutQuery(uri) + ": capacity must be at least twice batchBytes (" + 2 * batchBytes
                     + "), was " + capacity);
         }
         return new ObjectWalConfig(store, Duration.ofMillis(batchMs), batchBytes, (int) maxInFlight, (int) blockBytes,
@@ -69,7 +71,8 @@ record ObjectWalConfig(Optional<URI> store, Duration batchMs, long batchBytes, i
         String scheme = uri.getAuthority();
         if (scheme == null || scheme.isEmpty()) {
             if (!storeParams.isEmpty()) {
-                throw new InvalidConfigException(uri + ": unknown parameter(s) " + storeParams.keySet() + " (known: "
+                throw new InvalidConfigException(UriSettings.withoutQuery(uri) + ": unknown parameter(s) " + storeParams.keySet()
+                        + " (known: "
                         + KNOWN + "; store parameters belong to objectwal://<scheme>/<rest>?...)");
             }
             return Optional.empty();
@@ -92,8 +95,8 @@ record ObjectWalConfig(Optional<URI> store, Duration batchMs, long batchBytes, i
         try {
             return Optional.of(new URI(s.toString()));
         } catch (java.net.URISyntaxException e) {
-            throw new InvalidConfigException(uri + ": the store URI " + s + " it names is not valid: " + e.getMessage(),
-                    e);
+            throw new InvalidConfigException(UriSettings.withoutQuery(uri) + ": the store URI it names is not valid (at index "
+                    + e.getIndex() + ")", e);
         }
     }
 
@@ -103,7 +106,8 @@ record ObjectWalConfig(Optional<URI> store, Duration batchMs, long batchBytes, i
         }
         long v = UriSettings.parseLong(uri + ": " + key, q.get(key));
         if (v < min || v > max) {
-            throw new InvalidConfigException(uri + ": " + key + " must be between " + min + " and " + max + ", was " + v);
+            throw new InvalidConfigException(UriSettings.withoutQuery(uri) + ": " + key + " must be between " + min + " and "
+                    + max + ", was " + v);
         }
         return v;
     }
