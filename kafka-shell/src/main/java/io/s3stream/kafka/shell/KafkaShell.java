@@ -24,6 +24,7 @@ import io.s3stream.kafka.shell.metrics.ShellMetrics;
 import io.s3stream.kafka.shell.network.ApiDispatcher;
 import io.s3stream.kafka.shell.network.ConnectionInitializer;
 import io.s3stream.kafka.shell.network.RequestMemoryPool;
+import io.s3stream.kafka.shell.network.TlsContexts;
 import io.s3stream.kafka.shell.produce.ProduceApis;
 import io.s3stream.kafka.shell.topic.TopicApis;
 import io.s3stream.kafka.shell.topic.TopicConfigs;
@@ -220,6 +221,14 @@ public final class KafkaShell implements AutoCloseable {
     /** Binds the listener, or shuts the event loops down and says which address and setting could not be used. */
     private Channel bind(ShellConfig config) {
         int maxFrame = config.socketRequestMaxBytes();
+        io.netty.handler.ssl.SslContext tls;
+        try {
+            tls = config.securityProtocol().equals("SSL") ? TlsContexts.server(k -> config.get(k, null)) : null;
+        } catch (RuntimeException e) {
+            boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+            workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+            throw e;
+        }
         InetSocketAddress address = new InetSocketAddress(config.host(), config.port());
         try {
             return new ServerBootstrap().group(boss, workers).channel(NioServerSocketChannel.class)
@@ -227,7 +236,7 @@ public final class KafkaShell implements AutoCloseable {
                     .option(ChannelOption.AUTO_READ, false)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new ConnectionInitializer(() -> apis, maxFrame, requestMemory,
-                            config.connectionsMaxIdleMs()))
+                            config.connectionsMaxIdleMs(), tls))
                     .bind(address).syncUninterruptibly().channel();
         } catch (Exception e) { // Netty rethrows the checked BindException without declaring it
             boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();

@@ -102,8 +102,10 @@ class MemObjectStoreTest extends ObjectStoreContractTest {
     @Test
     void malformedMemUrisAreRefused() {
         for (String uri : List.of("mem://", "mem://x/y", "mem://x?minPartSizeBytes=0", "mem://x?color=blue")) {
+            // Named without the query, which may hold keys.
+            String named = uri.contains("?") ? uri.substring(0, uri.indexOf('?')) : uri;
             assertThatThrownBy(() -> ObjectStores.open(uri).close()).as(uri)
-                    .isInstanceOf(RuntimeException.class).hasMessageContaining(uri);
+                    .isInstanceOf(RuntimeException.class).hasMessageContaining(named).hasMessageNotContaining("?");
         }
     }
 }

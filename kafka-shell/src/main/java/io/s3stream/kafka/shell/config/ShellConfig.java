@@ -25,6 +25,7 @@ public final class ShellConfig {
 
     private final Map<String, String> raw;
     private final String host;
+    private final String securityProtocol;
     private final int port;
     private final String advertisedHost;
     private final int advertisedPort;
@@ -62,6 +63,7 @@ public final class ShellConfig {
         this.raw = Map.copyOf(raw);
         String listener = get("listeners", null);
         String hostPort;
+        String protocol = "PLAINTEXT";
         if (listener != null) {
             String first = listener.split(",")[0].trim();
             int scheme = first.indexOf("://");
@@ -69,9 +71,11 @@ public final class ShellConfig {
                 throw new InvalidConfigException("listeners must look like PLAINTEXT://127.0.0.1:9092, was '" + listener + "'");
             }
             hostPort = first.substring(scheme + 3);
+            protocol = securityProtocol(first.substring(0, scheme), get("listener.security.protocol.map", null));
         } else {
             hostPort = get("host.name", "127.0.0.1") + ":" + get("port", "9092");
         }
+        this.securityProtocol = protocol;
         int colon = hostPort.lastIndexOf(':');
         if (colon < 0) {
             throw new InvalidConfigException("listeners must give host:port, was '" + hostPort + "'");
@@ -221,6 +225,31 @@ public final class ShellConfig {
     }
 
     public String host() { return host; }
+    /** The listener's security protocol: PLAINTEXT or SSL. */
+    public String securityProtocol() { return securityProtocol; }
+
+    /**
+     * The security protocol of listener {@code name}: the name itself when it is one (PLAINTEXT, SSL), else what
+     * {@code listener.security.protocol.map} maps it to, as Kafka reads it. SASL is refused by name (not built yet).
+     */
+    private static String securityProtocol(String name, String map) {
+        String protocol = name.toUpperCase(java.util.Locale.ROOT);
+        if (map != null) {
+            for (String entry : map.split(",")) {
+                String[] kv = entry.trim().split(":");
+                if (kv.length == 2 && kv[0].trim().equalsIgnoreCase(name)) {
+                    protocol = kv[1].trim().toUpperCase(java.util.Locale.ROOT);
+                }
+            }
+        }
+        return switch (protocol) {
+            case "PLAINTEXT", "SSL" -> protocol;
+            case "SASL_PLAINTEXT", "SASL_SSL" -> throw new InvalidConfigException("listener " + name + ": " + protocol
+                    + " is not supported yet; kafka-shell has PLAINTEXT and SSL listeners (issue 19)");
+            default -> throw new InvalidConfigException("listener " + name + ": unknown security protocol '" + protocol
+                    + "' (PLAINTEXT or SSL, or map the name in listener.security.protocol.map)");
+        };
+    }
     public int port() { return port; }
     public String advertisedHost() { return advertisedHost; }
     public int advertisedPort() { return advertisedPort; }

@@ -2,37 +2,45 @@ package io.s3stream.kafka.shell.network;
 
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * The pipeline of one client connection: the idle timer ({@code connections.max.idle.ms}), the frame decoder under
- * the shared request memory budget ({@code queued.max.request.bytes}, {@code socket.request.max.bytes}), and the
- * request handler.
+ * The pipeline of one client connection: TLS on an SSL listener ({@link TlsContexts}), the idle timer
+ * ({@code connections.max.idle.ms}), the frame decoder under the shared request memory budget
+ * ({@code queued.max.request.bytes}, {@code socket.request.max.bytes}), and the request handler.
  */
 public final class ConnectionInitializer extends ChannelInitializer<SocketChannel> {
     private final Supplier<ApiDispatcher> apis;
     private final int maxFrameBytes;
     private final RequestMemoryPool pool;
     private final long idleMs;
+    private final SslContext tls;
 
     /**
      * @param apis          the dispatcher; asked for at the first connection (the listener is bound before it exists)
      * @param maxFrameBytes {@code socket.request.max.bytes}
      * @param pool          the request memory budget shared by every connection
      * @param idleMs        {@code connections.max.idle.ms}; zero or negative for no idle timeout
+     * @param tls           the server's TLS context on an SSL listener, null on a PLAINTEXT one
      */
-    public ConnectionInitializer(Supplier<ApiDispatcher> apis, int maxFrameBytes, RequestMemoryPool pool, long idleMs) {
+    public ConnectionInitializer(Supplier<ApiDispatcher> apis, int maxFrameBytes, RequestMemoryPool pool, long idleMs,
+                                 SslContext tls) {
         this.apis = apis;
         this.maxFrameBytes = maxFrameBytes;
         this.pool = pool;
         this.idleMs = idleMs;
+        this.tls = tls;
     }
 
     @Override
     protected void initChannel(SocketChannel ch) {
+        if (tls != null) {
+            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+        }
         if (idleMs > 0) {
             ch.pipeline().addLast(new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS));
         }

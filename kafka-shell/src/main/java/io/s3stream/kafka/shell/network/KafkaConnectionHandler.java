@@ -37,6 +37,8 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final System.Logger LOG = System.getLogger(KafkaConnectionHandler.class.getName());
     private static final RateLimitedLog IDLE = new RateLimitedLog(LOG, System.Logger.Level.INFO,
             TimeUnit.MINUTES.toNanos(1));
+    private static final RateLimitedLog TLS_FAILED = new RateLimitedLog(LOG, System.Logger.Level.INFO,
+            java.util.concurrent.TimeUnit.MINUTES.toNanos(1));
     private static final RateLimitedLog FAILED = new RateLimitedLog(LOG, System.Logger.Level.WARNING,
             TimeUnit.MINUTES.toNanos(1));
 
@@ -226,6 +228,15 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
             // Out of (direct) memory: say so, naming the client, rather than dropping its connection silently.
             FAILED.log(() -> "closing the connection from " + ctx.channel().remoteAddress() + ": " + cause
                     + "; lower queued.max.request.bytes or raise -XX:MaxDirectMemorySize");
+        } else if (cause instanceof javax.net.ssl.SSLException || cause.getCause() instanceof javax.net.ssl.SSLException) {
+            // A TLS handshake that failed (an untrusted or missing client certificate, a plaintext client on an SSL
+            // listener, garbage): one line, at most one a minute, naming the client; no stack trace.
+            Throwable tlsError = cause instanceof javax.net.ssl.SSLException ? cause : cause.getCause();
+            TLS_FAILED.log(() -> {
+                String why = String.valueOf(tlsError.getMessage());
+                return "TLS with " + ctx.channel().remoteAddress() + " failed, connection closed: "
+                        + (why.length() > 160 ? why.substring(0, 160) + "…" : why);
+            });
         } else {
             LOG.log(System.Logger.Level.DEBUG, () -> "closing " + ctx.channel(), cause);
         }
