@@ -85,17 +85,22 @@ wait_port() { # host port seconds [pid that must stay alive]
   log "nothing listens on $1:$2 after $3 s"; return 1
 }
 
+# start_kafka dir: with KAFKA_SSL_PORT set (and KAFKA_SSL_KEYSTORE, a PKCS12 file, and KAFKA_SSL_PASSWORD), Kafka also
+# listens with TLS on that port.
 start_kafka() { # data dir
-  local dir="$1"
+  local dir="$1" ssl_listener="" ssl_advertised="" ssl_map=""
   rm -rf "$dir"; mkdir -p "$dir"
+  if [ -n "${KAFKA_SSL_PORT:-}" ]; then
+    ssl_listener=",SSL://127.0.0.1:$KAFKA_SSL_PORT"; ssl_advertised=",SSL://127.0.0.1:$KAFKA_SSL_PORT"; ssl_map=",SSL:SSL"
+  fi
   cat > "$dir/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT$ssl_listener
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT$ssl_advertised
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT$ssl_map
 inter.broker.listener.name=PLAINTEXT
 log.dirs=$dir/logs
 num.partitions=1
@@ -104,6 +109,10 @@ transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
 group.initial.rebalance.delay.ms=0
 PROPS
+  if [ -n "${KAFKA_SSL_PORT:-}" ]; then
+    printf 'ssl.keystore.type=PKCS12\nssl.keystore.location=%s\nssl.keystore.password=%s\n' \
+      "$KAFKA_SSL_KEYSTORE" "$KAFKA_SSL_PASSWORD" >>"$dir/server.properties"
+  fi
   kt kafka.tools.StorageTool format -t "$(kt kafka.tools.StorageTool random-uuid)" -c "$dir/server.properties" >/dev/null
   "$JAVA" -Xmx1g -Xms1g -XX:+UseG1GC -Dlog4j2.configurationFile="$TOOLS/log4j2.properties" -cp "$KAFKA_CP" \
     kafka.Kafka "$dir/server.properties" >"$dir/kafka.log" 2>&1 &

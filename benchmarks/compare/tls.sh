@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# kafka-shell over TLS vs plaintext on this machine: two shells (the embedded default), one with a PLAINTEXT
-# listener, one with an SSL listener (a PKCS12 EC key made here with keytool, TLS 1.3, JDK TLS), the same
+# TLS vs plaintext on this machine, kafka-shell and Apache Kafka 4.3.1 (the reference: what TLS costs a broker on the
+# JDK's TLS): two shells (the embedded default), one with a PLAINTEXT listener, one with an SSL listener, and one
+# Kafka with both listeners (the same PKCS12 EC key made here with keytool; TLS 1.3, JDK TLS on both sides); the same
 # ProducerPerformance commands as produce-consume.sh (1 KiB, acks=all, linger.ms=5, batch.size=131072, 1 partition):
-# unthrottled throughput and latency at 10,000 rec/s, rounds alternating the order.
+# unthrottled throughput and latency at 10,000 rec/s, rounds rotating the order.
 #   benchmarks/compare/tls.sh              # ROUNDS=3 RECORDS=200000 RATE_SECONDS=20
 . "$(dirname "$0")/lib.sh"
 ROUNDS="${ROUNDS:-3}"
@@ -10,6 +11,7 @@ RECORDS="${RECORDS:-200000}"
 RATE_SECONDS="${RATE_SECONDS:-20}"
 SETTLE="${SETTLE:-5}"
 TLS_PORT="${TLS_PORT:-29093}"
+KAFKA_TLS_PORT="${KAFKA_TLS_PORT:-19094}"
 
 setup_kafka_tools
 build_shell
@@ -28,32 +30,37 @@ rm -rf "$KEYS"; mkdir -p "$KEYS"
 "$JAVA_HOME/bin/keytool" -importcert -noprompt -alias broker -file "$KEYS/broker.crt" -storetype PKCS12 \
   -keystore "$KEYS/trust.p12" -storepass benchpass
 
+KAFKA_SSL_PORT="$KAFKA_TLS_PORT" KAFKA_SSL_KEYSTORE="$KEYS/broker.p12" KAFKA_SSL_PASSWORD=benchpass start_kafka "$RUN/kafka"
 start_shell "$RUN/plain"
 SHELL_PORT="$TLS_PORT" start_shell "$RUN/tls" --override "listeners=SSL://127.0.0.1:$TLS_PORT" \
   --override "ssl.keystore.location=$KEYS/broker.p12" --override ssl.keystore.password=benchpass
 
 tls_props=(security.protocol=SSL "ssl.truststore.location=$KEYS/trust.p12" ssl.truststore.password=benchpass
   ssl.truststore.type=PKCS12)
+printf '%s\n' "${tls_props[@]}" > "$RUN/client.properties"
 run_perf() { # system topic records throughput warmup
-  local props=(bootstrap.servers="127.0.0.1:$SHELL_PORT") out
-  if [ "$1" = tls ]; then props=(bootstrap.servers="127.0.0.1:$TLS_PORT" "${tls_props[@]}"); fi
-  if [ "$1" = tls ]; then
-    printf '%s\n' "${tls_props[@]}" > "$RUN/client.properties"
-    kt org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$TLS_PORT" --command-config "$RUN/client.properties" \
-      --create --topic "$2" --partitions 1 --replication-factor 1 >/dev/null
-  else
-    create_topic "127.0.0.1:$SHELL_PORT" "$2"
-  fi
+  local port props out
+  case "$1" in
+    plain) port="$SHELL_PORT" ;; tls) port="$TLS_PORT" ;; kafka) port="$KAFKA_PORT" ;; kafka-tls) port="$KAFKA_TLS_PORT" ;;
+  esac
+  props=(bootstrap.servers="127.0.0.1:$port")
+  case "$1" in
+    *tls)
+      props+=("${tls_props[@]}")
+      kt org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$port" --command-config "$RUN/client.properties" \
+        --create --topic "$2" --partitions 1 --replication-factor 1 >/dev/null ;;
+    *) create_topic "127.0.0.1:$port" "$2" ;;
+  esac
   out="$(kt org.apache.kafka.tools.ProducerPerformance --topic "$2" --num-records "$3" --record-size 1024 \
     --throughput "$4" --warmup-records "$5" --command-property "${props[@]}" acks=all linger.ms=5 batch.size=131072 2>&1)"
   printf '%s\n' "$out" >>"$RUN/perf.log"
   printf '%s\n' "$out" | python3 "$COMPARE/parse_perf.py" producer
 }
 
-SYSTEMS=(plain tls)
+SYSTEMS=(plain tls kafka kafka-tls)
 for ((round = 1; round <= ROUNDS; round++)); do
-  order=("${SYSTEMS[@]}")
-  if ((round % 2 == 0)); then order=(tls plain); fi
+  order=()
+  for ((i = 0; i < ${#SYSTEMS[@]}; i++)); do order+=("${SYSTEMS[$(((i + round - 1) % ${#SYSTEMS[@]}))]}"); done
   for test in unthrottled rate10000; do
     for sys in "${order[@]}"; do
       sleep "$SETTLE"
@@ -75,11 +82,12 @@ rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 med = lambda t, s, k: statistics.median(float(r[k]) for r in rows if r["test"] == t and r["system"] == s)
 loads = sorted(float(r["load"]) for r in rows)
 print(f"\nmedians of {max(int(r['round']) for r in rows)} rounds, load {loads[0]:.1f}-{loads[-1]:.1f}\n")
-print("| test | metric | plaintext | TLS | TLS/plaintext |\n|---|---|---:|---:|---:|")
+print("| test | metric | shell plaintext | shell TLS | shell TLS/plaintext | Kafka plaintext | Kafka TLS | Kafka TLS/plaintext |")
+print("|---|---|---:|---:|---:|---:|---:|---:|")
 for t, ms in (("unthrottled", (("rec/s", "rec_s"), ("p99 ms", "p99_ms"))),
               ("rate10000", (("p50 ms", "p50_ms"), ("p99 ms", "p99_ms"), ("p99.9 ms", "p999_ms")))):
     for label, k in ms:
-        a, b = med(t, "plain", k), med(t, "tls", k)
-        print(f"| {t} | {label} | {a:,.1f} | {b:,.1f} | {b / a:.2f}x |")
+        a, b, c, d = (med(t, s, k) for s in ("plain", "tls", "kafka", "kafka-tls"))
+        print(f"| {t} | {label} | {a:,.1f} | {b:,.1f} | {b / a:.2f}x | {c:,.1f} | {d:,.1f} | {d / c:.2f}x |")
 PY
-plot "$TSV" "$RUN/tls.svg" "kafka-shell: TLS vs plaintext, 1 KiB acks=all"
+plot "$TSV" "$RUN/tls.svg" "TLS vs plaintext: kafka-shell and Kafka $KAFKA_VERSION, 1 KiB acks=all"
