@@ -140,11 +140,14 @@ class TransactionsTest {
             p.send(new ProducerRecord<>("txn", 0, null, "open-0"));
             p.send(new ProducerRecord<>("txn", 0, null, "open-1"));
             p.flush();
-            plain.send(new ProducerRecord<>("txn", 0, null, "after")).get();
+            long afterTs = plain.send(new ProducerRecord<>("txn", 0, null, "after")).get().timestamp();
 
             // Offsets: before=0, open-0/1=1..2, after=3. The LSO is 1 (the open transaction's first offset).
             assertThat(committed.endOffsets(List.of(tp)).get(tp)).isEqualTo(1);
             assertThat(uncommitted.endOffsets(List.of(tp)).get(tp)).isEqualTo(4);
+            // By timestamp, read_committed finds nothing at or past the LSO (as Kafka); read_uncommitted does.
+            assertThat(uncommitted.offsetsForTimes(Map.of(tp, afterTs)).get(tp).offset()).isBetween(1L, 3L);
+            assertThat(committed.offsetsForTimes(Map.of(tp, afterTs)).get(tp)).isNull();
             committed.assign(List.of(tp));
             committed.seekToBeginning(List.of(tp));
             List<String> seen = new ArrayList<>();
@@ -306,5 +309,22 @@ class TransactionsTest {
         var r = ExternalClients.run(new byte[0], List.of(ExternalClients.PYTHON, script.toString(), fx.bootstrap()));
         assertThat(r.exit()).as(r.output()).isZero();
         assertThat(r.output()).contains("confluent transactions OK");
+    }
+
+    @Test
+    void deletingATopicDropsItsTransactionCheckpoints() throws Exception {
+        try (KafkaProducer<String, String> p = transactional("t-delete", Map.of())) {
+            p.beginTransaction();
+            send(p, "txn", "gone-", 6);
+            p.commitTransaction();
+        }
+        try (Admin admin = fx.admin()) {
+            admin.deleteTopics(List.of("txn")).all().get();
+        }
+        fx.shell.close();
+        try (io.s3stream.StreamStorage storage = io.s3stream.StreamStorage.open(fx.config().storageConfig())) {
+            assertThat(storage.keyValues().list("kafka/txn-index/").join()).isEmpty();
+        }
+        fx.shell = KafkaShell.start(fx.config());
     }
 }

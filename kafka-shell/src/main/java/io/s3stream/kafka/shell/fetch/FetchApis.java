@@ -260,7 +260,12 @@ public final class FetchApis implements ApiFamily {
                         || ts == ListOffsetsRequest.EARLIEST_PENDING_UPLOAD_TIMESTAMP) {
                     r.setOffset(-1); // as Kafka answers for a topic without tiered storage
                 } else if (ts == ListOffsetsRequest.MAX_TIMESTAMP || ts >= 0) {
-                    all.add(TimestampIndex.search(log, ts).thenAccept(found -> r.setOffset(found[0]).setTimestamp(found[1])));
+                    boolean readCommitted = request.data().isolationLevel() == IsolationLevel.READ_COMMITTED.id();
+                    all.add(TimestampIndex.search(log, ts).thenCombine(readCommitted ? log.lastStableOffset()
+                            : CompletableFuture.completedFuture(Long.MAX_VALUE), (found, lso) -> {
+                        // As Kafka: read_committed finds nothing at or beyond the last stable offset.
+                        return found[0] >= lso ? r.setOffset(-1).setTimestamp(-1) : r.setOffset(found[0]).setTimestamp(found[1]);
+                    }));
                 } else {
                     r.setErrorCode(Errors.INVALID_REQUEST.code());
                 }

@@ -87,7 +87,7 @@ public final class PartitionLog {
         this.stream = stream;
         this.appender = new SerialExecutor(blockingExecutor);
         this.kv = kv;
-        this.txnCheckpointKey = "kafka/txn-index/" + stream.streamId();
+        this.txnCheckpointKey = txnCheckpointKey(stream.streamId());
         appender.execute(this::recoverTxns);
     }
 
@@ -103,6 +103,15 @@ public final class PartitionLog {
     /** The high watermark: everything below is durable and readable. */
     public long highWatermark() {
         return stream.confirmedOffset();
+    }
+
+    private static String txnCheckpointKey(long streamId) {
+        return "kafka/txn-index/" + streamId;
+    }
+
+    /** Deletes the transaction checkpoint of stream {@code streamId} (its partition's topic was deleted). */
+    public static CompletableFuture<Void> forgetTransactions(KeyValues kv, long streamId) {
+        return kv.delete(txnCheckpointKey(streamId));
     }
 
     /**

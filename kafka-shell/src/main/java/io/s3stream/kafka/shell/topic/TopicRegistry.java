@@ -629,6 +629,7 @@ public final class TopicRegistry {
         all.add(kv.delete(PREFIX + name));
         for (Slot s : t.slots()) {
             all.add(kv.delete(leaderKey(name, s.index)));
+            all.add(PartitionLog.forgetTransactions(kv, s.streamId)); // its transaction checkpoint, if any
         }
         all.add(destroyLedHere(t));
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> deleting.remove(name));
