@@ -117,19 +117,7 @@ public final class KafkaShell implements AutoCloseable {
                         metrics.forgetTopic(topic);
                     }, blocking, cluster::brokers)), metrics);
             this.metricsPort = config.metricsPort() < 0 ? -1 : metrics.serve(config.metricsHost(), config.metricsPort());
-            long every = config.retentionCheckIntervalMs();
-            java.util.concurrent.atomic.AtomicBoolean retentionRunning = new java.util.concurrent.atomic.AtomicBoolean();
-            timer.scheduleWithFixedDelay(() -> {
-                if (retentionRunning.compareAndSet(false, true)) {
-                    blocking.execute(() -> {
-                        try {
-                            applyRetention(topics);
-                        } finally {
-                            retentionRunning.set(false);
-                        }
-                    });
-                }
-            }, every, every, java.util.concurrent.TimeUnit.MILLISECONDS);
+            periodically(config.retentionCheckIntervalMs(), () -> true, () -> applyRetention(topics));
             cluster.boundPort(port);
             this.membership = new ClusterMembership(config.nodeId(), storage, topics, config.leaseRenewMs(),
                     config.leaseTimeoutMs(), config.failoverEnabled(), reason -> {
@@ -140,61 +128,33 @@ public final class KafkaShell implements AutoCloseable {
             topics.servingWhile(membership::canServe);
             cluster.liveShells(membership::live);
             topics.registerBroker(config.advertisedHost(), config.advertisedPort() == 0 ? port : config.advertisedPort());
-            java.util.concurrent.atomic.AtomicBoolean ticking = new java.util.concurrent.atomic.AtomicBoolean();
-            timer.scheduleWithFixedDelay(() -> {
-                if (!closed && ticking.compareAndSet(false, true)) {
-                    blocking.execute(() -> {
-                        try {
-                            membership.tick();
-                        } finally {
-                            ticking.set(false);
-                        }
-                    });
-                }
-            }, config.leaseRenewMs(), config.leaseRenewMs(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            periodically(config.leaseRenewMs(), () -> !closed, membership::tick);
             long balanceMs = config.balanceIntervalMs();
             this.balancer = new Balancer(config.nodeId(), storage.keyValues(), topics, config.balanceBand(),
                     config.balanceMinBytesPerSec(), Math.max(1, balanceMs));
             if (balanceMs > 0) {
                 // Every shell reports its partitions' traffic; the lowest live shell alone moves, one move at a time.
-                java.util.concurrent.atomic.AtomicBoolean balancing = new java.util.concurrent.atomic.AtomicBoolean();
-                timer.scheduleWithFixedDelay(() -> {
-                    if (!closed && membership.canServe() && balancing.compareAndSet(false, true)) {
-                        blocking.execute(() -> {
-                            try {
-                                balancer.publishLoad();
-                                java.util.SortedMap<Integer, Long> live = membership.live();
-                                if (!live.isEmpty() && live.firstKey() == config.nodeId()) {
-                                    String move = balancer.balanceOnce(live.keySet());
-                                    if (move != null) {
-                                        System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.INFO,
-                                                "balancer: " + move);
-                                    }
-                                }
-                            } catch (RuntimeException e) {
-                                System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.WARNING,
-                                        "balancer round failed", e);
-                            } finally {
-                                balancing.set(false);
+                periodically(balanceMs, () -> !closed && membership.canServe(), () -> {
+                    try {
+                        balancer.publishLoad();
+                        java.util.SortedMap<Integer, Long> live = membership.live();
+                        if (!live.isEmpty() && live.firstKey() == config.nodeId()) {
+                            String move = balancer.balanceOnce(live.keySet());
+                            if (move != null) {
+                                System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.INFO,
+                                        "balancer: " + move);
                             }
-                        });
-                    }
-                }, balanceMs, balanceMs, java.util.concurrent.TimeUnit.MILLISECONDS);
-            }
-            long reconcileMs = config.reconcileMs();
-            java.util.concurrent.atomic.AtomicBoolean reconciling = new java.util.concurrent.atomic.AtomicBoolean();
-            timer.scheduleWithFixedDelay(() -> {
-                if (!closed && reconciling.compareAndSet(false, true)) {
-                    blocking.execute(() -> {
-                        try {
-                            topics.reconcile();
-                            groups.retainOnly(groupApis::coordinates);
-                        } finally {
-                            reconciling.set(false);
                         }
-                    });
-                }
-            }, reconcileMs, reconcileMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+                    } catch (RuntimeException e) {
+                        System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.WARNING,
+                                "balancer round failed", e);
+                    }
+                });
+            }
+            periodically(config.reconcileMs(), () -> !closed, () -> {
+                topics.reconcile();
+                groups.retainOnly(groupApis::coordinates);
+            });
             transactions.start(config.transactionSweepMs());
             server.config().setAutoRead(true); // accept connections from now on
         } catch (RuntimeException e) {
@@ -216,6 +176,25 @@ public final class KafkaShell implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /**
+     * Runs {@code task} on the blocking executor every {@code periodMs} while {@code when} holds, never two runs at once
+     * (a slow run makes the next tick skip rather than pile up behind it).
+     */
+    private void periodically(long periodMs, java.util.function.BooleanSupplier when, Runnable task) {
+        java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean();
+        timer.scheduleWithFixedDelay(() -> {
+            if (when.getAsBoolean() && running.compareAndSet(false, true)) {
+                blocking.execute(() -> {
+                    try {
+                        task.run();
+                    } finally {
+                        running.set(false);
+                    }
+                });
+            }
+        }, periodMs, periodMs, TimeUnit.MILLISECONDS);
     }
 
     /** Binds the listener, or shuts the event loops down and says which address and setting could not be used. */

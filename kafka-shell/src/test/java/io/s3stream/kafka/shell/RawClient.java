@@ -1,5 +1,6 @@
 package io.s3stream.kafka.shell;
 
+import io.s3stream.kafka.shell.network.BlockingKafkaConnection;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -10,35 +11,19 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
-import org.apache.kafka.common.requests.RequestHeader;
 
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
-import java.net.Socket;
-import java.nio.ByteBuffer;
 
 /** A one-connection blocking Kafka client for tests that need exact requests (sequence numbers, retries). */
 final class RawClient implements AutoCloseable {
-    private final Socket socket;
-    private int correlation;
+    private final BlockingKafkaConnection connection;
 
     RawClient(int port) throws IOException {
-        socket = new Socket("127.0.0.1", port);
-        socket.setSoTimeout(10_000);
+        connection = new BlockingKafkaConnection("127.0.0.1", port, 10_000, "raw");
     }
 
     AbstractResponse call(ApiKeys key, short version, AbstractRequest request) throws IOException {
-        RequestHeader header = new RequestHeader(key, version, "raw", ++correlation);
-        ByteBuffer b = request.serializeWithHeader(header);
-        DataOutputStream out = new DataOutputStream(socket.getOutputStream());
-        out.writeInt(b.remaining());
-        out.write(b.array(), b.arrayOffset() + b.position(), b.remaining());
-        out.flush();
-        DataInputStream in = new DataInputStream(socket.getInputStream());
-        byte[] body = new byte[in.readInt()];
-        in.readFully(body);
-        return AbstractResponse.parseResponse(ByteBuffer.wrap(body), header);
+        return connection.call(key, version, request);
     }
 
     static MemoryRecords idempotent(long producerId, short epoch, int baseSequence, int count) {
@@ -66,6 +51,6 @@ final class RawClient implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        socket.close();
+        connection.close();
     }
 }

@@ -232,6 +232,7 @@ public final class FetchApis implements ApiFamily {
     private CompletableFuture<AbstractResponse> listOffsets(ListOffsetsRequest request, short version) {
         List<ListOffsetsResponseData.ListOffsetsTopicResponse> out = new ArrayList<>();
         List<CompletableFuture<?>> all = new ArrayList<>();
+        boolean readCommitted = request.data().isolationLevel() == IsolationLevel.READ_COMMITTED.id();
         for (ListOffsetsRequestData.ListOffsetsTopic lt : request.data().topics()) {
             TopicRegistry.Topic t = topics.get(lt.name());
             List<ListOffsetsResponseData.ListOffsetsPartitionResponse> parts = new ArrayList<>();
@@ -250,7 +251,7 @@ public final class FetchApis implements ApiFamily {
                 } else if (ts == ListOffsetsRequest.EARLIEST_TIMESTAMP || ts == ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP) {
                     r.setOffset(log.logStartOffset());
                 } else if (ts == ListOffsetsRequest.LATEST_TIMESTAMP) {
-                    if (request.data().isolationLevel() == IsolationLevel.READ_COMMITTED.id()) {
+                    if (readCommitted) {
                         all.add(log.lastStableOffset().handle((lso, e) -> e == null ? r.setOffset(lso)
                                 : r.setErrorCode(Errors.KAFKA_STORAGE_ERROR.code())));
                     } else {
@@ -260,7 +261,6 @@ public final class FetchApis implements ApiFamily {
                         || ts == ListOffsetsRequest.EARLIEST_PENDING_UPLOAD_TIMESTAMP) {
                     r.setOffset(-1); // as Kafka answers for a topic without tiered storage
                 } else if (ts == ListOffsetsRequest.MAX_TIMESTAMP || ts >= 0) {
-                    boolean readCommitted = request.data().isolationLevel() == IsolationLevel.READ_COMMITTED.id();
                     all.add(TimestampIndex.search(log, ts).thenCombine(readCommitted ? log.lastStableOffset()
                             : CompletableFuture.completedFuture(Long.MAX_VALUE), (found, lso) -> {
                         // As Kafka: read_committed finds nothing at or beyond the last stable offset.

@@ -24,7 +24,6 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -45,7 +44,8 @@ public final class ShellMetrics implements ApiDispatcher.RequestObserver, AutoCl
     private static final System.Logger LOG = System.getLogger(ShellMetrics.class.getName());
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final Map<ApiKeys, Timer> requestTimers = new EnumMap<>(ApiKeys.class); // guarded by itself
+    /** Per API, made on its first request; read without a lock on every request after that. */
+    private final Map<ApiKeys, Timer> requestTimers = new ConcurrentHashMap<>();
     private final Map<String, TopicMeters> topics = new ConcurrentHashMap<>();
     private final JvmGcMetrics gc = new JvmGcMetrics();
     private HttpServer server;
@@ -107,8 +107,8 @@ public final class ShellMetrics implements ApiDispatcher.RequestObserver, AutoCl
 
     @Override
     public void completed(ApiKeys key, long nanos) {
-        Timer timer;
-        synchronized (requestTimers) {
+        Timer timer = requestTimers.get(key);
+        if (timer == null) {
             timer = requestTimers.computeIfAbsent(key, k -> Timer.builder("kafka.request.latency")
                     .description("time from a request's dispatch to its response, per API").tag("api", k.name)
                     .publishPercentileHistogram().minimumExpectedValue(Duration.ofNanos(100_000))

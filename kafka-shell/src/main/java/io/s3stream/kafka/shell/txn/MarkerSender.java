@@ -1,20 +1,16 @@
 package io.s3stream.kafka.shell.txn;
 
+import io.s3stream.kafka.shell.network.BlockingKafkaConnection;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
-import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.requests.TransactionResult;
 import org.apache.kafka.common.requests.WriteTxnMarkersRequest;
 import org.apache.kafka.common.requests.WriteTxnMarkersResponse;
 
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -61,46 +57,32 @@ final class MarkerSender implements AutoCloseable {
         connections.values().forEach(Connection::close);
     }
 
+    /** A connection to one shell, opened on first use and again after a failure. */
     private static final class Connection {
         private final String hostPort;
-        private Socket socket;
-        private int correlation;
+        private BlockingKafkaConnection connection; // guarded by this
 
         Connection(String hostPort) {
             this.hostPort = hostPort;
         }
 
-        synchronized AbstractResponse call(ApiKeys key, org.apache.kafka.common.requests.AbstractRequest request)
-                throws IOException {
-            if (socket == null) {
+        synchronized AbstractResponse call(ApiKeys key, AbstractRequest request) throws IOException {
+            if (connection == null) {
                 int colon = hostPort.lastIndexOf(':');
-                Socket s = new Socket();
-                s.connect(new InetSocketAddress(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1))),
-                        TIMEOUT_MS);
-                s.setSoTimeout(TIMEOUT_MS);
-                s.setTcpNoDelay(true);
-                socket = s;
+                connection = new BlockingKafkaConnection(hostPort.substring(0, colon),
+                        Integer.parseInt(hostPort.substring(colon + 1)), TIMEOUT_MS, "kafka-shell-txn-coordinator");
             }
-            RequestHeader header = new RequestHeader(key, request.version(), "kafka-shell-txn-coordinator", ++correlation);
-            ByteBuffer b = request.serializeWithHeader(header);
-            DataOutputStream out = new DataOutputStream(socket.getOutputStream());
-            out.writeInt(b.remaining());
-            out.write(b.array(), b.arrayOffset() + b.position(), b.remaining());
-            out.flush();
-            DataInputStream in = new DataInputStream(socket.getInputStream());
-            byte[] body = new byte[in.readInt()];
-            in.readFully(body);
-            return AbstractResponse.parseResponse(ByteBuffer.wrap(body), header);
+            return connection.call(key, request.version(), request);
         }
 
         synchronized void close() {
-            if (socket != null) {
+            if (connection != null) {
                 try {
-                    socket.close();
+                    connection.close();
                 } catch (IOException ignored) {
                     // closing a broken connection
                 }
-                socket = null;
+                connection = null;
             }
         }
     }
