@@ -67,6 +67,14 @@ import java.util.TreeSet;
  * the clock and never mutate: a prepared id past its deadline is <em>reported</em> as marked for deletion until the
  * next mutation marks it. That keeps replay deterministic: what a replica's clock says never changes its state.
  * {@link #snapshot()} and {@link #restore} copy the whole state out and back for checkpoints.
+ *
+ * <h2>Why one class</h2>
+ * Design note: this is one state machine — nodes, streams, objects and their indexes, changed only under one monitor
+ * by validate-then-mutate methods — and its length (about 950 lines) is the length of its rules. Splitting it by entity
+ * would spread each rule's validation and its mutation over several classes that all need the same lock and the
+ * same indexes, which is exactly what the atomicity argument above relies on keeping in one place. The seams that
+ * do exist are already outside: the operation log and replay ({@code ManifestOp}), checkpoints ({@code ManifestIo}),
+ * and the stores built on it.
  */
 public final class ManifestState {
 

@@ -90,6 +90,14 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_MAGIC;
  * by a higher node epoch with {@link NodeFencedException}. A live older owner discovers a takeover when it re-reads
  * the header slots, which it does before every header write and at least once a second while appending; its later
  * appends fail with {@link NodeFencedException}.
+ *
+ * <h2>Why one class</h2>
+ * Design note: everything above is one state machine owned by one thread, the conductor — write position, append
+ * queue, groups in flight, live ranges, header — and its length (about 970 lines) is the conductor's loop and the
+ * transitions it owns. The parts with no access to that state are already separate: the on-disk format
+ * ({@link WalDescriptor}, {@code HeaderSlots}), the recovery scan ({@link RingScanner}), the configuration and the
+ * native IO. Moving a transition out would hand conductor-owned state to another class and make "only the conductor
+ * touches it" something to check across files instead of within one.
  */
 public final class BlockDeviceWal implements WriteAheadLog {
     private static final long FENCE_CHECK_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
