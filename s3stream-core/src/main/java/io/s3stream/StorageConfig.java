@@ -66,6 +66,7 @@ public final class StorageConfig {
     private final long compactionBytesPerSecond;
     private final int compactionConcurrency;
     private final long compactionMemoryBytes;
+    private final long keyCompactionMapBytes;
     private final Duration compactionRunTimeout;
     private final long multipartThresholdBytes;
     private final int objectStoreMaxInFlight;
@@ -98,6 +99,7 @@ public final class StorageConfig {
         this.compactionBytesPerSecond = b.compactionBytesPerSecond;
         this.compactionConcurrency = b.compactionConcurrency;
         this.compactionMemoryBytes = b.compactionMemoryBytes;
+        this.keyCompactionMapBytes = b.keyCompactionMapBytes;
         this.compactionRunTimeout = b.compactionRunTimeout;
         this.multipartThresholdBytes = b.multipartThresholdBytes;
         this.objectStoreMaxInFlight = b.objectStoreMaxInFlight;
@@ -226,6 +228,14 @@ public final class StorageConfig {
         return compactionMemoryBytes;
     }
 
+    /**
+     * Memory of key compaction's key map (24 bytes per distinct key at most 90% full: about 28 MB per million keys).
+     * A stream whose not-yet-compacted data holds more distinct keys than fit is compacted in several passes.
+     */
+    public long keyCompactionMapBytes() {
+        return keyCompactionMapBytes;
+    }
+
     /** Longest a compaction run may take: its prepared output ids expire after this, so outputs of a crashed run are deleted. */
     public Duration compactionRunTimeout() {
         return compactionRunTimeout;
@@ -287,6 +297,7 @@ public final class StorageConfig {
                 + ", compactionBytesPerSecond=" + compactionBytesPerSecond
                 + ", compactionConcurrency=" + compactionConcurrency
                 + ", compactionMemoryBytes=" + compactionMemoryBytes
+                + ", keyCompactionMapBytes=" + keyCompactionMapBytes
                 + ", compactionRunTimeout=" + compactionRunTimeout
                 + ", multipartThresholdBytes=" + multipartThresholdBytes
                 + ", objectStoreMaxInFlight=" + objectStoreMaxInFlight + ", costLogInterval=" + costLogInterval
@@ -393,6 +404,9 @@ public final class StorageConfig {
         key(m, "compaction.memory.bytes", "bytes", "compaction's buffer budget (must hold one multipart part)",
                 (b, v) -> b.compactionMemoryBytes(bytes("compaction.memory.bytes", v)),
                 b -> String.valueOf(b.compactionMemoryBytes));
+        key(m, "key.compaction.map.bytes", "bytes", "key compaction's key map (about 28 MB per million keys)",
+                (b, v) -> b.keyCompactionMapBytes(bytes("key.compaction.map.bytes", v)),
+                b -> String.valueOf(b.keyCompactionMapBytes));
         key(m, "compaction.run.timeout.ms", "ms", "time-to-live of a run's prepared outputs",
                 (b, v) -> b.compactionRunTimeout(millis("compaction.run.timeout.ms", v)),
                 b -> ms(b.compactionRunTimeout));
@@ -489,6 +503,7 @@ public final class StorageConfig {
         private long compactionBytesPerSecond = 64 * MIB;
         private int compactionConcurrency = 4;
         private long compactionMemoryBytes = 64 * MIB;
+        private long keyCompactionMapBytes = 16 * MIB;
         private Duration compactionRunTimeout = Duration.ofMinutes(30);
         private long multipartThresholdBytes = 64 * MIB;
         private int objectStoreMaxInFlight = 64;
@@ -640,6 +655,12 @@ public final class StorageConfig {
             return this;
         }
 
+        /** @see StorageConfig#keyCompactionMapBytes() */
+        public Builder keyCompactionMapBytes(long value) {
+            this.keyCompactionMapBytes = value;
+            return this;
+        }
+
         /** @see StorageConfig#compactionRunTimeout() */
         public Builder compactionRunTimeout(Duration value) {
             this.compactionRunTimeout = value;
@@ -728,6 +749,8 @@ public final class StorageConfig {
                     "must be between 1 and 64", compactionConcurrency);
             require(compactionMemoryBytes >= 4L * objectBlockSizeBytes, "compactionMemoryBytes",
                     "must be >= 4 x objectBlockSizeBytes (" + 4L * objectBlockSizeBytes + ")", compactionMemoryBytes);
+            require(keyCompactionMapBytes >= 64 * 1024 && keyCompactionMapBytes <= 8L << 30, "keyCompactionMapBytes",
+                    "must be between 64 KiB and 8 GiB", keyCompactionMapBytes);
             requirePositive("compactionRunTimeout", compactionRunTimeout);
             require(multipartThresholdBytes >= 5 * MIB, "multipartThresholdBytes",
                     "must be >= 5 MiB (S3's smallest part)", multipartThresholdBytes);

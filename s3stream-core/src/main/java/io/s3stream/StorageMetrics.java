@@ -14,6 +14,7 @@ import java.util.Map;
  * @param readAhead   sequential (catch-up) readers and the blocks read ahead for them
  * @param reads       where fetches were served from
  * @param objectStore requests and bytes, as a store bills them
+ * @param compaction  what compaction rewrote and deleted
  *
  * <h2>The cost model</h2>
  * Requests and bytes are what an object store bills. {@link ObjectStore#writeRequestsPerGiB()} is the figure to watch
@@ -25,7 +26,7 @@ import java.util.Map;
  * </pre>
  */
 public record StorageMetrics(Appends appends, Uploads uploads, LogCache logCache, BlockCache blockCache,
-                             ReadAhead readAhead, Reads reads, ObjectStore objectStore) {
+                             ReadAhead readAhead, Reads reads, ObjectStore objectStore, Compaction compaction) {
 
     /**
      * @param batches batches acknowledged
@@ -128,5 +129,19 @@ public record StorageMetrics(Appends appends, Uploads uploads, LogCache logCache
         public double writeRequestsPerGiB() {
             return bytesOut == 0 ? 0 : writeRequests() / (bytesOut / (1024.0 * 1024 * 1024));
         }
+    }
+
+    /**
+     * @param runs                  compaction runs that committed (stream set, stream object and key compaction)
+     * @param failedRuns            runs that failed and changed nothing
+     * @param bytesRead             bytes read through the node by compaction
+     * @param bytesWritten          bytes written through the node by compaction
+     * @param objectsDeleted        retired objects deleted from the bucket
+     * @param keyCompactionRuns     key compaction runs that committed
+     * @param keyCompactionBytesIn  bytes of blocks key compaction rewrote
+     * @param keyCompactionBytesOut bytes of blocks it wrote in their place
+     */
+    public record Compaction(long runs, long failedRuns, long bytesRead, long bytesWritten, long objectsDeleted,
+                             long keyCompactionRuns, long keyCompactionBytesIn, long keyCompactionBytesOut) {
     }
 }

@@ -54,6 +54,14 @@ public interface Stream {
      */
     CompletableFuture<Void> close();
 
+    /**
+     * Keeps only the latest record per key in this stream's older data, as long as this handle is open on this node
+     * ({@code null} stops it). The embedding system, which knows what a key is, supplies {@code compaction}; the
+     * library's compactor runs it in the background with the rest of compaction (see {@link KeyCompaction}). Offsets
+     * do not change, but reads of compacted ranges skip the removed records.
+     */
+    void compactKeys(KeyCompaction compaction);
+
     /** Closes the stream and deletes it with all its data. */
     CompletableFuture<Void> destroy();
 }

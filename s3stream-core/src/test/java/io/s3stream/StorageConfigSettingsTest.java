@@ -29,6 +29,7 @@ class StorageConfigSettingsTest {
                 Map.entry("compaction.dead.share.threshold", "0.25"),
                 Map.entry("object.deletion.grace.period.ms", "0"), Map.entry("compaction.bytes.per.second", "1MiB"),
                 Map.entry("compaction.concurrency", "2"), Map.entry("compaction.memory.bytes", "16MiB"),
+                Map.entry("key.compaction.map.bytes", "1MiB"),
                 Map.entry("compaction.run.timeout.ms", "90000"), Map.entry("multipart.threshold.bytes", "16MiB"),
                 Map.entry("object.store.max.in.flight", "9"), Map.entry("cost.log.interval.ms", "0"));
         assertThat(StorageConfig.settings()).extracting(StorageConfig.Setting::key)
@@ -62,6 +63,7 @@ class StorageConfigSettingsTest {
         assertThat(c.compactionBytesPerSecond()).isEqualTo(1L << 20);
         assertThat(c.compactionConcurrency()).isEqualTo(2);
         assertThat(c.compactionMemoryBytes()).isEqualTo(16L << 20);
+        assertThat(c.keyCompactionMapBytes()).isEqualTo(1L << 20);
         assertThat(c.compactionRunTimeout()).isEqualTo(Duration.ofSeconds(90));
         assertThat(c.multipartThresholdBytes()).isEqualTo(16L << 20);
         assertThat(c.objectStoreMaxInFlight()).isEqualTo(9);

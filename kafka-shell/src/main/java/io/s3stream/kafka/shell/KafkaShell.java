@@ -18,6 +18,7 @@ import io.s3stream.kafka.shell.config.ShellLogging;
 import io.s3stream.kafka.shell.fetch.FetchApis;
 import io.s3stream.kafka.shell.group.GroupApis;
 import io.s3stream.kafka.shell.group.GroupCoordinator;
+import io.s3stream.kafka.shell.log.KafkaKeyCompaction;
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.log.Retention;
 import io.s3stream.kafka.shell.metrics.ShellMetrics;
@@ -154,6 +155,7 @@ public final class KafkaShell implements AutoCloseable {
             periodically(config.reconcileMs(), () -> !closed, () -> {
                 topics.reconcile();
                 groups.retainOnly(groupApis::coordinates);
+                syncKeyCompaction(topics);
             });
             transactions.start(config.transactionSweepMs());
             server.config().setAutoRead(true); // accept connections from now on
@@ -227,10 +229,29 @@ public final class KafkaShell implements AutoCloseable {
         }
     }
 
+    /** Log compaction on each partition led here whose topic's cleanup.policy includes compact, and off elsewhere. */
+    private void syncKeyCompaction(TopicRegistry topics) {
+        for (TopicRegistry.Topic t : topics.all()) {
+            String name = t.name();
+            java.util.function.Supplier<java.util.Map<String, String>> current = () -> {
+                TopicRegistry.Topic now = topics.get(name);
+                return TopicConfigs.effective(config, now == null ? java.util.Map.of() : now.configs());
+            };
+            for (PartitionLog p : t.ledHere()) {
+                if (p != null) {
+                    p.syncKeyCompaction(current);
+                }
+            }
+        }
+    }
+
     private void applyRetention(TopicRegistry topics) {
         long now = System.currentTimeMillis();
         for (TopicRegistry.Topic t : topics.all()) {
             java.util.Map<String, String> cfg = TopicConfigs.effective(config, t.configs());
+            if (!KafkaKeyCompaction.deletes(cfg)) {
+                continue; // cleanup.policy=compact alone: no retention by time or size, as in Kafka
+            }
             for (PartitionLog p : t.ledHere()) {
                 if (closed || p == null) {
                     return;

@@ -3,6 +3,7 @@ package io.s3stream.internal.compaction;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.s3stream.CorruptDataException;
+import io.s3stream.KeyCompaction;
 import io.s3stream.StorageConfig;
 import io.s3stream.internal.format.DataBlock;
 import io.s3stream.internal.format.IndexEntry;
@@ -34,8 +35,10 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * Keeps one node's objects few, young and free of dead data, and deletes retired objects from the bucket.
@@ -114,15 +117,16 @@ public final class Compactor implements AutoCloseable {
      * @param memoryBytes             memory budget
      * @param runTimeout              time-to-live of a run's prepared output ids
      * @param blockSizeBytes          target block size of outputs
+     * @param keyMapBytes             memory of key compaction's key map
      */
     public record Settings(Duration interval, Duration maxAge, long streamObjectThreshold, long streamObjectTarget,
                            double deadShareThreshold, Duration gracePeriod, long bytesPerSecond, int concurrency,
-                           long memoryBytes, Duration runTimeout, int blockSizeBytes) {
+                           long memoryBytes, Duration runTimeout, int blockSizeBytes, long keyMapBytes) {
         public static Settings of(StorageConfig c) {
             return new Settings(c.compactionInterval(), c.compactionMaxAge(), c.streamObjectThresholdBytes(),
                     c.streamObjectTargetBytes(), c.compactionDeadShareThreshold(), c.objectDeletionGracePeriod(),
                     c.compactionBytesPerSecond(), c.compactionConcurrency(), c.compactionMemoryBytes(),
-                    c.compactionRunTimeout(), c.objectBlockSizeBytes());
+                    c.compactionRunTimeout(), c.objectBlockSizeBytes(), c.keyCompactionMapBytes());
         }
     }
 
@@ -138,10 +142,14 @@ public final class Compactor implements AutoCloseable {
      * @param bytesCopied          bytes copied server-side
      * @param objectsDeleted       objects deleted from the bucket
      * @param memoryPeakBytes      most buffer memory held at once
+     * @param keyCompactionRuns    key compaction runs that committed
+     * @param keyCompactionBytesIn bytes of blocks key compaction rewrote
+     * @param keyCompactionBytesOut bytes of blocks key compaction wrote in their place
      * @param lastError            message of the latest failure, or null
      */
     public record Stats(long runs, long failedRuns, long inputObjects, long outputObjects, long bytesRead,
                         long bytesWritten, long bytesCopied, long objectsDeleted, long memoryPeakBytes,
+                        long keyCompactionRuns, long keyCompactionBytesIn, long keyCompactionBytesOut,
                         String lastError) {
     }
 
@@ -155,6 +163,8 @@ public final class Compactor implements AutoCloseable {
     private final ScheduledExecutorService thread;
     private final MemoryGauge gauge = new MemoryGauge();
     private final Throttle throttle;
+    private final Supplier<Map<Long, KeyCompaction>> keyCompacted;
+    private final KeyCompactor keyCompactor;
 
     // Owner-thread state.
     /** Residual SSOs this compactor wrote, with the commit time (ms) of the oldest data in them. */
@@ -169,15 +179,20 @@ public final class Compactor implements AutoCloseable {
     private final LongAdder bytesWritten = new LongAdder();
     private final LongAdder bytesCopied = new LongAdder();
     private final LongAdder objectsDeleted = new LongAdder();
+    private final LongAdder keyRuns = new LongAdder();
+    private final LongAdder keyBytesIn = new LongAdder();
+    private final LongAdder keyBytesOut = new LongAdder();
     private volatile String lastError;
     private volatile boolean closed;
 
     /**
      * @param onDeleted called with each object id deleted from the bucket (the engine forgets its cached index)
      * @param nanoClock the clock that times the deletion grace period, like {@link System#nanoTime()}
+     * @param keyCompacted the streams open on this node whose embedder asked for key compaction, by id
      */
     public Compactor(Settings settings, ObjectStorage store, MetadataStore metadata, ByteBufAllocator alloc,
-                     long nodeId, long nodeEpoch, LongConsumer onDeleted, LongSupplier nanoClock) {
+                     long nodeId, long nodeEpoch, LongConsumer onDeleted, LongSupplier nanoClock,
+                     Supplier<Map<Long, KeyCompaction>> keyCompacted) {
         this.settings = settings;
         this.store = store;
         this.metadata = metadata;
@@ -189,6 +204,9 @@ public final class Compactor implements AutoCloseable {
             onDeleted.accept(id);
         });
         this.throttle = new Throttle(settings.bytesPerSecond());
+        this.keyCompacted = keyCompacted;
+        this.keyCompactor = new KeyCompactor(this, metadata, settings.keyMapBytes(),
+                Math.max(MIN_CHUNK_BYTES, settings.memoryBytes() / 4));
         this.thread = Executors.newSingleThreadScheduledExecutor(
                 r -> Thread.ofPlatform().daemon().name("s3stream-compactor").unstarted(r));
     }
@@ -216,7 +234,8 @@ public final class Compactor implements AutoCloseable {
 
     public Stats stats() {
         return new Stats(runs.sum(), failedRuns.sum(), inputObjects.sum(), outputObjects.sum(), bytesRead.sum(),
-                bytesWritten.sum(), bytesCopied.sum(), objectsDeleted.sum(), gauge.peak(), lastError);
+                bytesWritten.sum(), bytesCopied.sum(), objectsDeleted.sum(), gauge.peak(), keyRuns.sum(), keyBytesIn.sum(),
+                keyBytesOut.sum(), lastError);
     }
 
     private void round() {
@@ -234,6 +253,11 @@ public final class Compactor implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             noteFailure("stream set object compaction failed", e);
+        }
+        try {
+            compactKeys();
+        } catch (RuntimeException e) {
+            noteFailure("key compaction failed", e);
         }
         try {
             compactStreamObjects();
@@ -313,11 +337,14 @@ public final class Compactor implements AutoCloseable {
         Map<Long, StreamMetadata> streams = liveStreams();
         List<ObjectMetadata> candidates = new ArrayList<>();
         boolean urgent = false;
+        Set<Long> keyed = keyCompacted.get().keySet();
         for (ObjectMetadata o : metadata.listObjects(ObjectState.COMMITTED).join()) {
             if (o.type() != ObjectType.STREAM_SET || o.nodeId() != nodeId || quarantined.contains(o.objectId())) {
                 continue;
             }
-            boolean old = dataTimeMs(o) <= nowMs - maxAgeMs;
+            // Key compaction only rewrites stream objects: a key-compacted stream's data is split out at once.
+            boolean old = dataTimeMs(o) <= nowMs - maxAgeMs
+                    || o.ranges().stream().anyMatch(r -> keyed.contains(r.streamId()));
             boolean dead = worthRewriting(o, streams);
             if (residualDataTimeMs.containsKey(o.objectId()) && !old && !dead) {
                 continue; // a young residual: left alone until it ages out
@@ -338,7 +365,8 @@ public final class Compactor implements AutoCloseable {
         for (ObjectMetadata o : chosen) {
             inputs.add(loadInput(o));
         }
-        SsoPlan plan = SsoPlan.of(inputs, streams, this::dataTimeMs, nowMs, maxAgeMs, settings.streamObjectThreshold());
+        SsoPlan plan = SsoPlan.of(inputs, streams, this::dataTimeMs, nowMs, maxAgeMs, settings.streamObjectThreshold(),
+                keyed::contains);
         List<SsoPlan.Segment> segments = plan.segments();
         List<SsoPlan.Segment> residual = plan.residual();
         int outputs = plan.outputs();
@@ -409,7 +437,7 @@ public final class Compactor implements AutoCloseable {
         }
     }
 
-    private InputObject loadInput(ObjectMetadata o) {
+    InputObject loadInput(ObjectMetadata o) {
         try {
             return InputObject.load(store, o);
         } catch (RuntimeException e) {
@@ -420,14 +448,14 @@ public final class Compactor implements AutoCloseable {
         }
     }
 
-    private ObjectWriter newWriter(long objectId) {
+    ObjectWriter newWriter(long objectId) {
         int minPart = store.backend().minPartSizeBytes();
         int partSize = (int) Math.max(minPart, Math.min(16L << 20, settings.memoryBytes() / 4));
         return new ObjectWriter(store, alloc, ObjectKeys.dataKey(objectId), partSize, minPart,
                 settings.blockSizeBytes(), Math.max(1, settings.concurrency() / 2), gauge, throttle);
     }
 
-    private void account(ObjectWriter w) {
+    void account(ObjectWriter w) {
         bytesWritten.add(w.writtenThroughNodeBytes);
         bytesCopied.add(w.copiedBytes);
     }
@@ -458,15 +486,13 @@ public final class Compactor implements AutoCloseable {
         try {
             batches = DataBlock.decode(block, entry, input.key()).size();
         } catch (CorruptDataException e) {
-            quarantined.add(input.objectId());
-            throw new CompactionException("input object " + input.key() + " (id " + input.objectId()
-                    + ") is corrupt; it is left in place and skipped by compaction: " + e.getMessage(), e);
+            throw corruptInput(input, e);
         }
         bytesRead.add(entry.sizeBytes());
         out.addBlock(entry, batches, block);
     }
 
-    private void cleanUpFailedRun(List<CommitRequest.NewObject> written, List<ObjectWriter> writers,
+    void cleanUpFailedRun(List<CommitRequest.NewObject> written, List<ObjectWriter> writers,
                                   boolean commitAttempted, RuntimeException e) {
         for (ObjectWriter w : writers) {
             w.close();
@@ -482,13 +508,86 @@ public final class Compactor implements AutoCloseable {
         }
     }
 
-    private CompactionException failure(String what, RuntimeException e) {
+    CompactionException failure(String what, RuntimeException e) {
         Throwable cause = Futures.unwrap(e);
         if (cause instanceof CompactionException ce) {
             return ce;
         }
         return new CompactionException("compaction of " + what + " failed, inputs left in place: "
                 + cause.getMessage(), cause);
+    }
+
+    /** Quarantines a corrupt input (left in place, skipped until restart) and says so. */
+    CompactionException corruptInput(InputObject input, CorruptDataException e) {
+        quarantined.add(input.objectId());
+        return new CompactionException("input object " + input.key() + " (id " + input.objectId()
+                + ") is corrupt; it is left in place and skipped by compaction: " + e.getMessage(), e);
+    }
+
+    SpanReader newReader(String key, List<IndexEntry> blocks, long chunkBytes) {
+        return new SpanReader(store, key, blocks, chunkBytes, Math.max(1, settings.concurrency() / 2), gauge, throttle);
+    }
+
+    long nodeId() {
+        return nodeId;
+    }
+
+    long nodeEpoch() {
+        return nodeEpoch;
+    }
+
+    Duration runTimeout() {
+        return settings.runTimeout();
+    }
+
+    long streamObjectTarget() {
+        return settings.streamObjectTarget();
+    }
+
+    // ------------------------------------------------------------------------------------------------ key compaction
+
+    /** Key compaction ({@link KeyCompactor}) of each registered stream this node owns that is due. */
+    private void compactKeys() {
+        Map<Long, KeyCompaction> registered = keyCompacted.get();
+        if (registered.isEmpty()) {
+            return;
+        }
+        Map<Long, StreamMetadata> streams = liveStreams();
+        Map<Long, List<ObjectMetadata>> byStream = new HashMap<>();
+        for (ObjectMetadata o : metadata.listObjects(ObjectState.COMMITTED).join()) {
+            if (o.type() == ObjectType.STREAM && !quarantined.contains(o.objectId())) {
+                long id = o.ranges().getFirst().streamId();
+                if (registered.containsKey(id)) {
+                    byStream.computeIfAbsent(id, k -> new ArrayList<>()).add(o);
+                }
+            }
+        }
+        long nowMs = System.currentTimeMillis();
+        for (Map.Entry<Long, KeyCompaction> e : new TreeMap<>(registered).entrySet()) {
+            StreamMetadata stream = streams.get(e.getKey());
+            if (closed || stream == null || stream.ownerNodeId() != nodeId) {
+                continue;
+            }
+            try {
+                keyCompactor.compactIfDue(stream, e.getValue(), byStream.getOrDefault(e.getKey(), List.of()), nowMs)
+                        .ifPresent(run -> {
+                            keyRuns.increment();
+                            keyBytesIn.add(run.bytesIn());
+                            keyBytesOut.add(run.bytesOut());
+                            inputObjects.add(run.inputObjects());
+                            outputObjects.add(run.outputObjects());
+                            LOG.log(System.Logger.Level.DEBUG, () -> "key compaction of stream " + stream.streamId()
+                                    + ": " + run);
+                        });
+            } catch (RuntimeException ex) {
+                noteFailure("key compaction of stream " + e.getKey(), ex);
+            }
+        }
+    }
+
+    /** Forgets a destroyed stream's key compaction checkpoint (best effort: a leftover key is only a small leak). */
+    public CompletableFuture<Void> forgetStream(long streamId) {
+        return metadata.deleteKv(KeyCompactor.checkpointKey(streamId)).exceptionally(e -> null);
     }
 
     // ------------------------------------------------------------------------------------------------ stream objects

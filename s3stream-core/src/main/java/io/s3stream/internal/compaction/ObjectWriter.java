@@ -10,6 +10,7 @@ import io.s3stream.internal.store.ObjectStorage;
 import io.s3stream.spi.ObjectStore;
 import io.s3stream.spi.StreamRange;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -98,6 +99,40 @@ final class ObjectWriter implements AutoCloseable {
         blockEnd = entry.endOffset();
         blockBatches += batchCount;
         writtenThroughNodeBytes += entry.sizeBytes();
+    }
+
+    /**
+     * Adds one batch, re-encoded (key compaction rewrites payloads): it goes into the open block when that holds the
+     * same stream up to {@code baseOffset} and has room, else into a new block. Batches of a stream must be contiguous.
+     */
+    void addBatch(long streamId, long baseOffset, int count, ByteBuffer payload) {
+        int size = ObjectFormat.BATCH_HEADER_SIZE + payload.remaining();
+        boolean extend = block != null && blockStream == streamId && blockEnd == baseOffset
+                && block.readableBytes() + size + ObjectFormat.BLOCK_CRC_SIZE <= targetBlockBytes
+                && blockEnd - blockStart + count <= Integer.MAX_VALUE;
+        if (!extend) {
+            closeBlock();
+            int capacity = Math.max(targetBlockBytes, ObjectFormat.BLOCK_HEADER_SIZE + size + ObjectFormat.BLOCK_CRC_SIZE);
+            block = alloc.directBuffer(Math.min(capacity, 64 * 1024), capacity);
+            gauge.add(capacity);
+            DataBlock.writeHeader(block, streamId);
+            blockStream = streamId;
+            blockStart = baseOffset;
+            blockEnd = baseOffset;
+            blockBatches = 0;
+        }
+        block.writeLong(baseOffset);
+        block.writeInt(count);
+        block.writeInt(payload.remaining());
+        block.writeBytes(payload.duplicate());
+        blockEnd = baseOffset + count;
+        blockBatches++;
+        writtenThroughNodeBytes += size;
+    }
+
+    /** Bytes of the object so far (closed blocks and the open one), before index and footer. */
+    long sizeSoFar() {
+        return written + (block == null ? 0 : block.readableBytes() + ObjectFormat.BLOCK_CRC_SIZE);
     }
 
     private void closeBlock() {

@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.LongPredicate;
 import java.util.function.ToLongFunction;
 
 /**
@@ -47,10 +48,13 @@ record SsoPlan(TreeMap<Long, List<Piece>> byStream, List<Segment> segments, Map<
 
     /**
      * @param dataTimeMs commit time of an input's oldest data
+     * @param keyCompacted whether a stream is key-compacted: its segments always get their own stream object, since
+     *                     key compaction only rewrites stream objects
      * @throws CompactionException when two inputs hold overlapping data of one stream
      */
     static SsoPlan of(List<InputObject> inputs, Map<Long, StreamMetadata> streams,
-                      ToLongFunction<ObjectMetadata> dataTimeMs, long nowMs, long maxAgeMs, long streamObjectThreshold) {
+                      ToLongFunction<ObjectMetadata> dataTimeMs, long nowMs, long maxAgeMs, long streamObjectThreshold,
+                      LongPredicate keyCompacted) {
         TreeMap<Long, List<Piece>> byStream = new TreeMap<>();
         Map<Long, Long> oldestDataMs = new HashMap<>();
         for (InputObject in : inputs) {
@@ -85,7 +89,8 @@ record SsoPlan(TreeMap<Long, List<Piece>> byStream, List<Segment> segments, Map<
             boolean old = oldestDataMs.get(e.getKey()) <= nowMs - maxAgeMs;
             for (List<Piece> run : runs) {
                 long bytes = run.stream().mapToLong(Piece::bytes).sum();
-                boolean own = runs.size() > 1 || old || bytes >= streamObjectThreshold;
+                boolean own = runs.size() > 1 || old || bytes >= streamObjectThreshold
+                        || keyCompacted.test(e.getKey());
                 segments.add(new Segment(e.getKey(), run, own));
             }
         }

@@ -3,6 +3,7 @@ package io.s3stream.internal.engine;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.s3stream.InvalidConfigException;
+import io.s3stream.KeyCompaction;
 import io.s3stream.KeyValues;
 import io.s3stream.NodeFencedException;
 import io.s3stream.StorageConfig;
@@ -25,7 +26,9 @@ import io.s3stream.spi.WalContext;
 import io.s3stream.spi.WriteAheadLog;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.concurrent.CompletableFuture;
@@ -105,7 +108,7 @@ public final class StorageEngine implements AutoCloseable {
         this.sequencer = new AppendSequencer(wal, logCache, uploader, alloc, config.maxBatchBytes(),
                 config.backpressureTimeout().toNanos());
         this.compactor = new Compactor(Compactor.Settings.of(config), objects, metadata, alloc, config.nodeId(),
-                nodeEpoch, fetcher::forget, nanoClock);
+                nodeEpoch, fetcher::forget, nanoClock, this::keyCompactedStreams);
     }
 
     private static BlockUploader.Settings uploadSettings(StorageConfig config) {
@@ -216,7 +219,8 @@ public final class StorageEngine implements AutoCloseable {
             return done;
         }
         flush().thenCompose(v -> destroy
-                        ? metadata.deleteStream(handle.streamId(), handle.epoch())
+                        ? metadata.deleteStream(handle.streamId(), handle.epoch()).thenCompose(d ->
+                                compactor.forgetStream(handle.streamId()))
                         : metadata.closeStream(handle.streamId(), handle.epoch(), config.nodeId(), nodeEpoch)
                                 .thenApply(m -> (Void) null))
                 .whenComplete((v, error) -> {
@@ -229,6 +233,18 @@ public final class StorageEngine implements AutoCloseable {
                     }
                 });
         return done;
+    }
+
+    /** The open streams whose embedder asked for key compaction, by stream id (the compactor's view). */
+    private Map<Long, KeyCompaction> keyCompactedStreams() {
+        Map<Long, KeyCompaction> out = new HashMap<>();
+        for (StreamHandle h : streams.values()) {
+            KeyCompaction c = h.keyCompaction();
+            if (c != null) {
+                out.put(h.streamId(), c);
+            }
+        }
+        return out;
     }
 
     /** Completes once every append issued before the call is processed and uploaded. */
@@ -343,7 +359,14 @@ public final class StorageEngine implements AutoCloseable {
                 new StorageMetrics.Reads(readPath.fetchesFromLogCache.sum(), readPath.fetchesFromObjects.sum(),
                         catchUp.queued()),
                 new StorageMetrics.ObjectStore(objects.requestCounts(), objects.bytesOut(), objects.bytesIn(),
-                        objects.retries()));
+                        objects.retries()),
+                compactionMetrics(compactor.stats()));
+    }
+
+    private static StorageMetrics.Compaction compactionMetrics(Compactor.Stats c) {
+        return new StorageMetrics.Compaction(c.runs() + c.keyCompactionRuns(), c.failedRuns(), c.bytesRead(),
+                c.bytesWritten(), c.objectsDeleted(), c.keyCompactionRuns(), c.keyCompactionBytesIn(),
+                c.keyCompactionBytesOut());
     }
 
     /** The manifest (tests inspect it). */

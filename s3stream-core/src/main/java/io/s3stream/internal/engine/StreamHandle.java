@@ -2,6 +2,7 @@ package io.s3stream.internal.engine;
 
 import io.s3stream.AppendResult;
 import io.s3stream.FetchResult;
+import io.s3stream.KeyCompaction;
 import io.s3stream.OffsetOutOfRangeException;
 import io.s3stream.RecordBatch;
 import io.s3stream.Stream;
@@ -41,6 +42,8 @@ final class StreamHandle implements Stream {
     /** The failure of the first failed append; later batches of this handle fail too (no holes). Drain thread only. */
     Throwable holeCause;
     private final CompletableFuture<Void> closeFuture = new CompletableFuture<>();
+    /** The embedder's key compaction of this stream, or null; read by the compactor. */
+    private volatile KeyCompaction keyCompaction;
 
     StreamHandle(AppendSequencer sequencer, ReadPath reads, MetadataStore metadata, Closer closer,
                  StreamMetadata stream) {
@@ -111,6 +114,15 @@ final class StreamHandle implements Stream {
                 startOffset = Math.max(startOffset, newStartOffset);
             }
         });
+    }
+
+    @Override
+    public void compactKeys(KeyCompaction compaction) {
+        keyCompaction = compaction;
+    }
+
+    KeyCompaction keyCompaction() {
+        return closeFuture.isDone() ? null : keyCompaction;
     }
 
     @Override

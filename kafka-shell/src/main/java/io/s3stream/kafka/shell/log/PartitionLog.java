@@ -77,6 +77,7 @@ public final class PartitionLog {
     private final ConcurrentLinkedQueue<Runnable> waiters = new ConcurrentLinkedQueue<>();
     private volatile Throwable failure;
     private volatile boolean retired;
+    private KafkaKeyCompaction keyCompaction; // guarded by this
     /** Bytes of batches appended and of records read (fetches, including a long poll's attempts), for the balancer. */
     private final java.util.concurrent.atomic.LongAdder bytesIn = new java.util.concurrent.atomic.LongAdder();
     private final java.util.concurrent.atomic.LongAdder bytesOut = new java.util.concurrent.atomic.LongAdder();
@@ -109,6 +110,35 @@ public final class PartitionLog {
         return "kafka/txn-index/" + streamId;
     }
 
+    /** Last stable offset and aborted transactions, for key compaction. */
+    record TxnSnapshot(long lastStableOffset, List<PartitionTxns.Aborted> aborted) {
+    }
+
+    /** The transactions as key compaction needs them, or null while they are not known (opening, or unreadable). */
+    TxnSnapshot transactionsForCompaction() {
+        if (!txnsReady.isDone() || txnsUnknown || failure != null || retired) {
+            return null;
+        }
+        PartitionTxns.View view = txns.view();
+        return new TxnSnapshot(view.lastStableOffset(highWatermark()), view.aborted());
+    }
+
+    /**
+     * Turns Kafka log compaction of this partition on or off to match the topic's {@code cleanup.policy};
+     * {@code topicConfig} gives the topic's current effective configs and is read at every compaction round. Called
+     * periodically by the shell: a policy altered on any shell takes effect here within one call.
+     */
+    public synchronized void syncKeyCompaction(java.util.function.Supplier<Map<String, String>> topicConfig) {
+        boolean on = KafkaKeyCompaction.compacts(topicConfig.get()) && !retired;
+        if (on && keyCompaction == null) {
+            keyCompaction = new KafkaKeyCompaction(this, topicConfig, System::currentTimeMillis);
+            stream.compactKeys(keyCompaction);
+        } else if (!on && keyCompaction != null) {
+            stream.compactKeys(null);
+            keyCompaction = null;
+        }
+    }
+
     /** Deletes the transaction checkpoint of stream {@code streamId} (its partition's topic was deleted). */
     public static CompletableFuture<Void> forgetTransactions(KeyValues kv, long streamId) {
         return kv.delete(txnCheckpointKey(streamId));
@@ -120,6 +150,7 @@ public final class PartitionLog {
      */
     public CompletableFuture<Void> retire() {
         CompletableFuture<Void> done = new CompletableFuture<>();
+        syncKeyCompaction(Map::of); // off: the next owner compacts
         appender.execute(() -> {
             retired = true;
             // The next owner then opens the partition without scanning for transactions.

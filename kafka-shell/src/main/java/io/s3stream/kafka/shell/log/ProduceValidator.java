@@ -70,6 +70,17 @@ public final class ProduceValidator {
      */
     public static Result validate(MemoryRecords records, int maxMessageBytes, boolean logAppendTime,
                                   long timestampAfterMaxMs, long timestampBeforeMaxMs, long nowMs) {
+        return validate(records, maxMessageBytes, logAppendTime, timestampAfterMaxMs, timestampBeforeMaxMs, nowMs,
+                false);
+    }
+
+    /**
+     * {@link #validate(MemoryRecords, int, boolean, long, long, long)} for a topic that may be compacted:
+     * {@code requireKeys} (cleanup.policy includes compact) refuses records without a key, as Kafka does.
+     */
+    public static Result validate(MemoryRecords records, int maxMessageBytes, boolean logAppendTime,
+                                  long timestampAfterMaxMs, long timestampBeforeMaxMs, long nowMs,
+                                  boolean requireKeys) {
         if (records == null || records.sizeInBytes() == 0) {
             return Result.NO_RECORDS;
         }
@@ -98,7 +109,7 @@ public final class ProduceValidator {
                 if (batch.isTransactional() && batch.producerId() < 0) {
                     return Result.error(Errors.INVALID_RECORD, "a transactional batch needs a producer id");
                 }
-                Result unreadable = checkRecords(batch, count, maxMessageBytes);
+                Result unreadable = checkRecords(batch, count, maxMessageBytes, requireKeys);
                 if (unreadable != null) {
                     return unreadable;
                 }
@@ -126,7 +137,7 @@ public final class ProduceValidator {
     }
 
     /** Reads every record of {@code batch} (decompressing it); null when all are readable, else why not. */
-    private static Result checkRecords(MutableRecordBatch batch, int count, int maxMessageBytes) {
+    private static Result checkRecords(MutableRecordBatch batch, int count, int maxMessageBytes, boolean requireKeys) {
         String codec;
         try {
             codec = batch.compressionType().name;
@@ -141,6 +152,10 @@ public final class ProduceValidator {
                 if (r.offset() != expectedOffset) {
                     return Result.error(Errors.INVALID_RECORD, "record " + n + " has offset delta "
                             + (r.offset() - batch.baseOffset()) + ", expected " + n);
+                }
+                if (requireKeys && !r.hasKey()) {
+                    return Result.error(Errors.INVALID_RECORD, "record " + n + " has no key: a compacted topic "
+                            + "(cleanup.policy=compact) cannot accept records without a key");
                 }
                 if (r.sizeInBytes() > maxMessageBytes) {
                     return Result.error(Errors.MESSAGE_TOO_LARGE, "record " + n + " of " + r.sizeInBytes()

@@ -55,15 +55,31 @@ public final class Retention {
     private record Probe(long base, long end, long maxTimestamp, int bytes, int count) {
     }
 
-    /** The batch covering {@code offset}. */
+    /**
+     * The batch covering {@code offset}. A batch that log compaction emptied says nothing about time, so it is joined
+     * with the batches after it up to one that holds records (or {@code end}).
+     */
     private static Probe probe(Stream s, long offset, long end) {
-        try (FetchResult r = s.fetch(offset, end, 1).join()) {
-            StoredBatch b = r.batches().getFirst();
-            long maxTs = -1;
-            for (MutableRecordBatch kb : MemoryRecords.readableRecords(b.payload().duplicate()).batches()) {
-                maxTs = Math.max(maxTs, kb.maxTimestamp());
+        long base = -1;
+        long at = offset;
+        while (true) {
+            try (FetchResult r = s.fetch(at, end, 1).join()) {
+                StoredBatch b = r.batches().getFirst();
+                if (base < 0) {
+                    base = b.baseOffset();
+                }
+                long maxTs = -1;
+                boolean any = false;
+                for (MutableRecordBatch kb : MemoryRecords.readableRecords(b.payload().duplicate()).batches()) {
+                    maxTs = Math.max(maxTs, kb.maxTimestamp());
+                    any = true;
+                }
+                if (any || b.endOffset() >= end) {
+                    return new Probe(base, b.endOffset(), maxTs, b.payload().remaining(),
+                            (int) Math.min(Integer.MAX_VALUE, b.endOffset() - base));
+                }
+                at = b.endOffset();
             }
-            return new Probe(b.baseOffset(), b.endOffset(), maxTs, b.payload().remaining(), b.count());
         }
     }
 

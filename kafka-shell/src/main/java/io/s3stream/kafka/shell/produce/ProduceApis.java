@@ -1,6 +1,7 @@
 package io.s3stream.kafka.shell.produce;
 
 import io.s3stream.kafka.shell.config.ShellConfig;
+import io.s3stream.kafka.shell.log.KafkaKeyCompaction;
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.log.ProduceValidator;
 import io.s3stream.kafka.shell.metrics.ShellMetrics;
@@ -102,7 +103,8 @@ public final class ProduceApis implements ApiFamily {
         ProduceValidator.Result check = ProduceValidator.validate(records,
                 Integer.parseInt(cfg.get("max.message.bytes")), logAppendTime,
                 Long.parseLong(cfg.get("message.timestamp.after.max.ms")),
-                Long.parseLong(cfg.get("message.timestamp.before.max.ms")), System.currentTimeMillis());
+                Long.parseLong(cfg.get("message.timestamp.before.max.ms")), System.currentTimeMillis(),
+                KafkaKeyCompaction.compacts(cfg));
         if (!check.valid()) {
             return CompletableFuture.completedFuture(partitionError(index, check.error(), check.message()));
         }

@@ -11,7 +11,9 @@ import java.util.TreeMap;
 public final class TopicConfigs {
     /** Keys kafka-shell applies; other Kafka topic keys are accepted and stored but have no effect (README). */
     static final Set<String> APPLIED = Set.of("max.message.bytes", "message.timestamp.type",
-            "message.timestamp.after.max.ms", "message.timestamp.before.max.ms", "retention.ms", "retention.bytes");
+            "message.timestamp.after.max.ms", "message.timestamp.before.max.ms", "retention.ms", "retention.bytes",
+            "cleanup.policy", "delete.retention.ms", "min.cleanable.dirty.ratio", "min.compaction.lag.ms",
+            "max.compaction.lag.ms");
 
     private TopicConfigs() {
     }
@@ -20,6 +22,10 @@ public final class TopicConfigs {
         Map<String, String> m = new TreeMap<>();
         m.put("cleanup.policy", "delete");
         m.put("compression.type", "producer");
+        m.put("delete.retention.ms", c.get("log.cleaner.delete.retention.ms", "86400000"));
+        m.put("max.compaction.lag.ms", c.get("log.cleaner.max.compaction.lag.ms", Long.toString(Long.MAX_VALUE)));
+        m.put("min.cleanable.dirty.ratio", c.get("log.cleaner.min.cleanable.ratio", "0.5"));
+        m.put("min.compaction.lag.ms", c.get("log.cleaner.min.compaction.lag.ms", "0"));
         m.put("max.message.bytes", Integer.toString(c.messageMaxBytes()));
         m.put("message.timestamp.type", c.get("log.message.timestamp.type", "CreateTime"));
         m.put("message.timestamp.after.max.ms", c.get("log.message.timestamp.after.max.ms", "3600000"));
@@ -60,8 +66,34 @@ public final class TopicConfigs {
                 throw new InvalidConfigurationException("config " + e.getKey() + " has no value");
             }
             switch (e.getKey()) {
+                case "delete.retention.ms", "min.compaction.lag.ms", "max.compaction.lag.ms" -> {
+                    long ms;
+                    try {
+                        ms = Long.parseLong(v);
+                    } catch (NumberFormatException ex) {
+                        throw new InvalidConfigurationException("config " + e.getKey() + " must be a number, was '" + v + "'");
+                    }
+                    if (ms < (e.getKey().equals("max.compaction.lag.ms") ? 1 : 0)) {
+                        throw new InvalidConfigurationException("config " + e.getKey() + " must be "
+                                + (e.getKey().equals("max.compaction.lag.ms") ? "at least 1" : "non-negative")
+                                + ", was " + v);
+                    }
+                }
+                case "min.cleanable.dirty.ratio" -> {
+                    double ratio;
+                    try {
+                        ratio = Double.parseDouble(v);
+                    } catch (NumberFormatException ex) {
+                        throw new InvalidConfigurationException("config min.cleanable.dirty.ratio must be a number, was '"
+                                + v + "'");
+                    }
+                    if (!(ratio >= 0 && ratio <= 1)) {
+                        throw new InvalidConfigurationException("config min.cleanable.dirty.ratio must be between 0 and 1, "
+                                + "was " + v);
+                    }
+                }
                 case "max.message.bytes", "message.timestamp.after.max.ms", "message.timestamp.before.max.ms",
-                     "retention.ms", "retention.bytes", "segment.bytes" -> {
+                     "retention.ms", "retention.bytes", "segment.bytes", "segment.ms" -> {
                     try {
                         Long.parseLong(v);
                     } catch (NumberFormatException ex) {
@@ -74,8 +106,12 @@ public final class TopicConfigs {
                     }
                 }
                 case "cleanup.policy" -> {
-                    if (!v.equals("delete")) {
-                        throw new InvalidConfigurationException("only cleanup.policy=delete is supported (no compaction)");
+                    String[] policies = v.split(",");
+                    for (String policy : policies) {
+                        if (!policy.trim().equals("delete") && !policy.trim().equals("compact")) {
+                            throw new InvalidConfigurationException("cleanup.policy must be delete, compact or both "
+                                    + "(a comma-separated list), was '" + v + "'");
+                        }
                     }
                 }
                 default -> { }
