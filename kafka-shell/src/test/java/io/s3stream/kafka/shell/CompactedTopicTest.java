@@ -176,4 +176,48 @@ class CompactedTopicTest {
             assertThat(seen).isEqualTo(latest);
         }
     }
+
+    @Test
+    void abortedRecordsAreRemovedAndNeverSupersedeCommittedOnes() throws Exception {
+        try (ShellFixture fx = new ShellFixture(FAST); Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1).configs(Map.of("cleanup.policy", "compact",
+                    "min.cleanable.dirty.ratio", "0.01")))).all().get();
+            try (KafkaProducer<String, String> p = fx.producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "t1"))) {
+                p.initTransactions();
+                p.beginTransaction();
+                for (int k = 0; k < 100; k++) {
+                    p.send(new ProducerRecord<>(TOPIC, 0, "key-" + k, "committed-" + k));
+                }
+                p.commitTransaction();
+                p.beginTransaction();
+                for (int k = 0; k < 100; k++) {
+                    p.send(new ProducerRecord<>(TOPIC, 0, "key-" + k, "aborted-" + k));
+                }
+                p.flush();
+                p.abortTransaction();
+                p.beginTransaction();
+                p.send(new ProducerRecord<>(TOPIC, 0, "key-0", "committed-again"));
+                p.commitTransaction();
+            }
+            // 100 committed, 100 aborted, 1 committed, plus three markers: offsets 0..203.
+            List<ConsumerRecord<String, String>> read = awaitCompacted(fx, 100);
+            assertThat(read).hasSize(100);
+            Map<String, String> seen = new HashMap<>();
+            read.forEach(r -> seen.put(r.key(), r.value()));
+            assertThat(seen).hasSize(100).containsEntry("key-0", "committed-again").containsEntry("key-1", "committed-1")
+                    .containsEntry("key-99", "committed-99");
+            try (KafkaConsumer<String, String> c = fx.consumer(null, Map.of("isolation.level", "read_committed"))) {
+                c.assign(List.of(TP));
+                c.seekToBeginning(List.of(TP));
+                List<ConsumerRecord<String, String>> committed = new ArrayList<>();
+                long end = c.endOffsets(List.of(TP)).get(TP);
+                long deadline = System.currentTimeMillis() + 20_000;
+                while (c.position(TP) < end && System.currentTimeMillis() < deadline) {
+                    c.poll(Duration.ofMillis(200)).forEach(committed::add);
+                }
+                assertThat(committed).extracting(ConsumerRecord::value).doesNotContain("aborted-0")
+                        .hasSize(100).contains("committed-again", "committed-50");
+            }
+        }
+    }
 }

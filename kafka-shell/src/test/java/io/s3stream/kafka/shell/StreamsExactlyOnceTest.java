@@ -39,15 +39,18 @@ import static org.assertj.core.api.Assertions.assertThat;
  * restored from its changelog) through a restart of the application and a restart of the shell. The counts read
  * back with read_committed are exact, and each word's counts only ever grow (nothing processed twice is visible).
  *
- * <p>The changelog uses {@code cleanup.policy=delete} (set through Streams' {@code topic.} prefix): compacted topics
- * are issue 16, and the shell refuses {@code compact} rather than accept it without compacting.
+ * <p>The store's changelog is the compacted topic Streams creates by default: before the second instance starts, with
+ * no local state, the changelog is compacted down to one record per word (plus transaction markers), and the store
+ * restored from it holds the exact counts.
  */
 @Timeout(240)
 class StreamsExactlyOnceTest {
     private static final int PARTITIONS = 3;
 
     @RegisterExtension
-    final ShellFixture fx = new ShellFixture(Map.of("s3stream.kafka.transaction.sweep.ms", "200"));
+    final ShellFixture fx = new ShellFixture(Map.of("s3stream.kafka.transaction.sweep.ms", "200",
+            "s3stream.upload.interval.ms", "200", "s3stream.compaction.interval.ms", "300",
+            "s3stream.kafka.reconcile.ms", "100"));
 
     private KafkaStreams start(Path stateDir) {
         Properties p = new Properties();
@@ -58,7 +61,7 @@ class StreamsExactlyOnceTest {
         p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
-        p.put(StreamsConfig.topicPrefix(TopicConfig.CLEANUP_POLICY_CONFIG), TopicConfig.CLEANUP_POLICY_DELETE);
+        p.put(StreamsConfig.topicPrefix(TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG), "0.01");
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 6000);
         StreamsBuilder b = new StreamsBuilder();
         b.<String, String>stream("lines")
@@ -96,12 +99,17 @@ class StreamsExactlyOnceTest {
 
     /** Every count emitted so far, per word in offset order, read with read_committed. */
     private Map<String, List<Long>> readCounts() {
+        return readCommitted("counts");
+    }
+
+    /** Every record of {@code topic}'s values per key in offset order, read with read_committed. */
+    private Map<String, List<Long>> readCommitted(String topic) {
         try (KafkaConsumer<String, Long> c = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, fx.bootstrap(),
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
                 ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName(),
                 ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, LongDeserializer.class.getName()))) {
-            List<TopicPartition> tps = IntStream.range(0, PARTITIONS).mapToObj(p -> new TopicPartition("counts", p)).toList();
+            List<TopicPartition> tps = IntStream.range(0, PARTITIONS).mapToObj(p -> new TopicPartition(topic, p)).toList();
             c.assign(tps);
             c.seekToBeginning(tps);
             Map<TopicPartition, Long> end = c.endOffsets(tps);
@@ -153,8 +161,24 @@ class StreamsExactlyOnceTest {
         } finally {
             streams.close(Duration.ofSeconds(30));
         }
+        // The changelog is compacted: one record per word once compaction ran (reads after a restart of the shell
+        // come from objects, not from its log cache of recent appends).
+        String changelog = "wc-eos-word-counts-changelog";
+        try (Admin admin = fx.admin()) {
+            var resource = new org.apache.kafka.common.config.ConfigResource(
+                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, changelog);
+            assertThat(admin.describeConfigs(List.of(resource)).all().get().get(resource)
+                    .get(TopicConfig.CLEANUP_POLICY_CONFIG).value()).isEqualTo(TopicConfig.CLEANUP_POLICY_COMPACT);
+        }
+        int records = Integer.MAX_VALUE;
+        for (int attempt = 0; attempt < 20 && records > expected(300).size(); attempt++) {
+            Thread.sleep(1_000);
+            fx.restart();
+            records = readCommitted(changelog).values().stream().mapToInt(List::size).sum();
+        }
+        assertThat(records).as("changelog records after compaction").isEqualTo(expected(300).size());
 
-        // A new instance, with no local state: the store is restored from its changelog.
+        // A new instance, with no local state: the store is restored from its compacted changelog.
         streams = start(state.resolve("b"));
         try {
             produceLines(300, 450);

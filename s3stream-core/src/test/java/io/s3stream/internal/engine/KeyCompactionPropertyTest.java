@@ -50,7 +50,7 @@ class KeyCompactionPropertyTest {
      * The test's record format, concatenable as {@link KeyCompaction} requires: each record is {@code offset (8) |
      * key length (2) | key | value length (4, -1 for a delete) | value}; a batch's payload is its records.
      */
-    static final class TestFormat implements KeyCompaction {
+    static class TestFormat implements KeyCompaction {
         final AtomicLong cleanableEnd = new AtomicLong(Long.MAX_VALUE);
         volatile double minDirtyRatio;
 
