@@ -43,16 +43,20 @@ class CompactedTopicTest {
 
     /** Every record from the start to the end offset, in order. */
     static List<ConsumerRecord<String, String>> readAll(ShellFixture fx) {
+        return readAll(fx, TP);
+    }
+
+    static List<ConsumerRecord<String, String>> readAll(ShellFixture fx, TopicPartition tp) {
         try (KafkaConsumer<String, String> c = fx.consumer(null, Map.of())) {
-            c.assign(List.of(TP));
-            c.seekToBeginning(List.of(TP));
-            long end = c.endOffsets(List.of(TP)).get(TP);
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            long end = c.endOffsets(List.of(tp)).get(tp);
             List<ConsumerRecord<String, String>> out = new ArrayList<>();
             long deadline = System.currentTimeMillis() + 30_000;
-            while (c.position(TP) < end && System.currentTimeMillis() < deadline) {
+            while (c.position(tp) < end && System.currentTimeMillis() < deadline) {
                 c.poll(Duration.ofMillis(200)).forEach(out::add);
             }
-            assertThat(c.position(TP)).as("read up to the end offset").isEqualTo(end);
+            assertThat(c.position(tp)).as("read up to the end offset").isEqualTo(end);
             return out;
         }
     }
@@ -62,6 +66,11 @@ class CompactedTopicTest {
      * come from objects; the log cache keeps recent data as written). Returns what it read.
      */
     static List<ConsumerRecord<String, String>> awaitCompacted(ShellFixture fx, int records) throws Exception {
+        return awaitCompacted(fx, TP, records);
+    }
+
+    static List<ConsumerRecord<String, String>> awaitCompacted(ShellFixture fx, TopicPartition tp, int records)
+            throws Exception {
         List<ConsumerRecord<String, String>> read = List.of();
         for (int attempt = 0; attempt < 20; attempt++) {
             long deadline = System.currentTimeMillis() + 10_000;
@@ -69,7 +78,7 @@ class CompactedTopicTest {
                 Thread.sleep(100);
             }
             fx.restart();
-            read = readAll(fx);
+            read = readAll(fx, tp);
             if (read.size() <= records) {
                 return read;
             }
@@ -218,6 +227,24 @@ class CompactedTopicTest {
                 assertThat(committed).extracting(ConsumerRecord::value).doesNotContain("aborted-0")
                         .hasSize(100).contains("committed-again", "committed-50");
             }
+        }
+    }
+
+    @Test
+    void confluentKafkaReadsACompactedTopic() throws Exception {
+        ExternalClients.require("confluent-kafka (" + ExternalClients.PYTHON + ")", ExternalClients.PYTHON, "-c",
+                "import confluent_kafka");
+        String script = java.nio.file.Path.of("src/test/python/confluent_compacted.py").toAbsolutePath().toString();
+        try (ShellFixture fx = new ShellFixture(FAST)) {
+            var produced = ExternalClients.run(new byte[0], List.of(ExternalClients.PYTHON, script, "produce",
+                    fx.bootstrap()));
+            assertThat(produced.exit()).as(produced.output()).isZero();
+            assertThat(produced.output()).contains("keyless refused: INVALID_RECORD");
+            assertThat(awaitCompacted(fx, new TopicPartition("py-compact", 0), 200)).hasSize(200);
+            var consumed = ExternalClients.run(new byte[0], List.of(ExternalClients.PYTHON, script, "consume",
+                    fx.bootstrap()));
+            assertThat(consumed.exit()).as(consumed.output()).isZero();
+            assertThat(consumed.output()).contains("confluent-kafka compacted OK 200 records");
         }
     }
 }

@@ -70,27 +70,20 @@ final class KeyCompactor {
 
     private final Compactor compactor;
     private final MetadataStore metadata;
-    private final KeyMap map;
+    private final long mapBytes;
+    /** Allocated by the first run: a node that never key-compacts holds none. */
+    private KeyMap map;
     private final long chunkBytes;
 
     KeyCompactor(Compactor compactor, MetadataStore metadata, long mapBytes, long chunkBytes) {
         this.compactor = compactor;
         this.metadata = metadata;
-        this.map = new KeyMap(mapBytes);
+        this.mapBytes = mapBytes;
         this.chunkBytes = chunkBytes;
     }
 
     static String checkpointKey(long streamId) {
         return CHECKPOINT_PREFIX + streamId;
-    }
-
-    /** The keys one pass can index. */
-    int mapCapacity() {
-        return map.maxEntries();
-    }
-
-    long mapMemoryBytes() {
-        return map.memoryBytes();
     }
 
     /**
@@ -212,7 +205,11 @@ final class KeyCompactor {
     private Run run(StreamMetadata stream, KeyCompaction compaction, List<ObjectMetadata> covered, long checkpoint) {
         long streamId = stream.streamId();
         long liveFrom = stream.startOffset();
-        map.clear();
+        if (map == null) {
+            map = new KeyMap(mapBytes);
+        } else {
+            map.clear();
+        }
         // Pass 1: index the dirty data until the map is full.
         long[] indexedUpTo = {range(covered.getLast(), streamId).endOffset()};
         boolean[] full = {false};

@@ -19,8 +19,6 @@ final class KeyMap {
     private final int capacity;
     private final int maxEntries;
     private int size;
-    private long lookups;
-    private long probes;
 
     KeyMap(long budgetBytes) {
         long cap = Math.max(16, budgetBytes / SLOT_BYTES);
@@ -39,10 +37,6 @@ final class KeyMap {
 
     int size() {
         return size;
-    }
-
-    long memoryBytes() {
-        return (long) slots.length * Long.BYTES;
     }
 
     void clear() {
@@ -81,10 +75,8 @@ final class KeyMap {
 
     /** The slot holding the hash, or the empty slot where it would go (linear probing; never full). */
     private int slotOf(long h1, long h2) {
-        lookups++;
         int i = (int) Long.remainderUnsigned(h1, capacity);
         while (true) {
-            probes++;
             if (slots[3 * i + 2] == 0 || (slots[3 * i] == h1 && slots[3 * i + 1] == h2)) {
                 return i;
             }
@@ -92,11 +84,6 @@ final class KeyMap {
                 i = 0;
             }
         }
-    }
-
-    /** Average slots looked at per lookup since the map was made (1.0 is ideal). */
-    double averageProbes() {
-        return lookups == 0 ? 0 : (double) probes / lookups;
     }
 
     // ------------------------------------------------------------------ MurmurHash3 x64/128 (seed 0)

@@ -59,6 +59,33 @@ class CompactionCrashTest {
         }
     }
 
+    /**
+     * Starts {@code main} in a child JVM with {@code args}, waits for its {@code STARTED} line, lets it run for
+     * {@code delayMs} while counting the lines it prints (one per finished run), then SIGKILLs it; returns the count.
+     */
+    static int runAndKill(Class<?> main, long delayMs, long seed, String... args) throws Exception {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-cp",
+                System.getProperty("java.class.path"), main.getName()));
+        command.addAll(List.of(args));
+        Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        int lines = 0;
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(),
+                StandardCharsets.UTF_8))) {
+            assertThat(out.readLine()).as("child started (seed %d)", seed).isEqualTo("STARTED");
+            long deadline = System.nanoTime() + delayMs * 1_000_000;
+            while (System.nanoTime() < deadline) {
+                while (out.ready() && out.readLine() != null) {
+                    lines++;
+                }
+                Thread.sleep(5);
+            }
+            child.destroyForcibly(); // SIGKILL, somewhere in a run or a deletion
+        }
+        assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        return lines;
+    }
+
     @Test
     void killedCompactionLosesNothingDuplicatesNothingAndLeaksNothing() throws Exception {
         Random random = new Random();
@@ -93,23 +120,7 @@ class CompactionCrashTest {
         }
         int runsSeen = 0;
         for (int kill = 0; kill < 4; kill++) {
-            String java = ProcessHandle.current().info().command().orElse("java");
-            Process child = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp",
-                    System.getProperty("java.class.path"), CompactionCrashTest.class.getName(), dir.toString())
-                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-            long delayMs = random.nextInt(400);
-            try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(),
-                    StandardCharsets.UTF_8))) {
-                String line = out.readLine();
-                assertThat(line).as("child started (seed %d)", seed).isEqualTo("STARTED");
-                long deadline = System.nanoTime() + delayMs * 1_000_000;
-                while (System.nanoTime() < deadline && out.ready() && (line = out.readLine()) != null) {
-                    runsSeen++;
-                }
-                Thread.sleep(Math.max(0, (deadline - System.nanoTime()) / 1_000_000));
-                child.destroyForcibly(); // SIGKILL, somewhere in a run or a deletion
-            }
-            assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            runsSeen += runAndKill(CompactionCrashTest.class, random.nextInt(400), seed, dir.toString());
         }
         Thread.sleep(2_100); // outputs of killed runs: their prepared ids expire
         try (StorageEngine engine = StorageEngine.start(config(dir))) {

@@ -10,9 +10,6 @@ import io.s3stream.spi.StreamRange;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -99,27 +96,9 @@ class KeyCompactionCrashTest {
             stream.close().get(30, TimeUnit.SECONDS);
         }
         int runsSeen = 0;
-        for (int kill = 0; kill < 4; kill++) {
-            String java = ProcessHandle.current().info().command().orElse("java");
-            Process child = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp",
-                    System.getProperty("java.class.path"), KeyCompactionCrashTest.class.getName(), dir.toString(),
-                    Long.toString(id), Integer.toString(kill + 1))
-                    .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-            long delayMs = 100 + random.nextInt(600);
-            try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(),
-                    StandardCharsets.UTF_8))) {
-                String line = out.readLine();
-                assertThat(line).as("child started (seed %d)", seed).isEqualTo("STARTED");
-                long deadline = System.nanoTime() + delayMs * 1_000_000;
-                while (System.nanoTime() < deadline) {
-                    while (out.ready() && out.readLine() != null) {
-                        runsSeen++;
-                    }
-                    Thread.sleep(5);
-                }
-                child.destroyForcibly(); // SIGKILL, somewhere in a run: indexing, writing outputs, committing
-            }
-            assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        for (int kill = 0; kill < 4; kill++) { // killed while indexing, writing outputs or committing
+            runsSeen += CompactionCrashTest.runAndKill(KeyCompactionCrashTest.class, 100 + random.nextInt(600), seed,
+                    dir.toString(), Long.toString(id), Integer.toString(kill + 1));
         }
         assertThat(runsSeen).as("the children compacted before they were killed (seed %d)", seed).isPositive();
         Thread.sleep(2_100); // outputs of killed runs: their prepared ids expire

@@ -42,7 +42,16 @@ import java.util.function.Supplier;
  * {@code min.cleanable.dirty.ratio} is the library's dirty share. Calls come from the library's compactor thread.
  */
 public final class KafkaKeyCompaction implements KeyCompaction {
-    private final PartitionLog log;
+    /**
+     * What compaction needs to know of a partition's transactions.
+     *
+     * @param lastStableOffset compaction stops here
+     * @param aborted          aborted transactions whose records are removed
+     */
+    public record Transactions(long lastStableOffset, List<PartitionTxns.Aborted> aborted) {
+    }
+
+    private final Supplier<Transactions> transactions;
     private final Supplier<Map<String, String>> topicConfig;
     private final LongSupplier clock;
     private final BufferSupplier decompression = BufferSupplier.create();
@@ -51,8 +60,14 @@ public final class KafkaKeyCompaction implements KeyCompaction {
     /** Aborted transactions by producer id, as of the last {@link #cleanableEndOffset()} (compactor thread only). */
     private Map<Long, List<PartitionTxns.Aborted>> aborted = Map.of();
 
-    KafkaKeyCompaction(PartitionLog log, Supplier<Map<String, String>> topicConfig, LongSupplier clock) {
-        this.log = log;
+    /**
+     * @param transactions the partition's transactions now, or null while they are not known (nothing is compacted)
+     * @param topicConfig  the topic's effective configs now
+     * @param clock        milliseconds since the epoch (delete horizons)
+     */
+    public KafkaKeyCompaction(Supplier<Transactions> transactions, Supplier<Map<String, String>> topicConfig,
+                              LongSupplier clock) {
+        this.transactions = transactions;
         this.topicConfig = topicConfig;
         this.clock = clock;
     }
@@ -78,7 +93,7 @@ public final class KafkaKeyCompaction implements KeyCompaction {
 
     @Override
     public long cleanableEndOffset() {
-        PartitionLog.TxnSnapshot txns = log.transactionsForCompaction();
+        Transactions txns = transactions.get();
         if (txns == null) {
             return 0; // transactions not known yet (the partition is opening): nothing is safe to compact
         }

@@ -110,17 +110,13 @@ public final class PartitionLog {
         return "kafka/txn-index/" + streamId;
     }
 
-    /** Last stable offset and aborted transactions, for key compaction. */
-    record TxnSnapshot(long lastStableOffset, List<PartitionTxns.Aborted> aborted) {
-    }
-
     /** The transactions as key compaction needs them, or null while they are not known (opening, or unreadable). */
-    TxnSnapshot transactionsForCompaction() {
+    private KafkaKeyCompaction.Transactions transactionsForCompaction() {
         if (!txnsReady.isDone() || txnsUnknown || failure != null || retired) {
             return null;
         }
         PartitionTxns.View view = txns.view();
-        return new TxnSnapshot(view.lastStableOffset(highWatermark()), view.aborted());
+        return new KafkaKeyCompaction.Transactions(view.lastStableOffset(highWatermark()), view.aborted());
     }
 
     /**
@@ -131,7 +127,8 @@ public final class PartitionLog {
     public synchronized void syncKeyCompaction(java.util.function.Supplier<Map<String, String>> topicConfig) {
         boolean on = KafkaKeyCompaction.compacts(topicConfig.get()) && !retired;
         if (on && keyCompaction == null) {
-            keyCompaction = new KafkaKeyCompaction(this, topicConfig, System::currentTimeMillis);
+            keyCompaction = new KafkaKeyCompaction(this::transactionsForCompaction, topicConfig,
+                    System::currentTimeMillis);
             stream.compactKeys(keyCompaction);
         } else if (!on && keyCompaction != null) {
             stream.compactKeys(null);
