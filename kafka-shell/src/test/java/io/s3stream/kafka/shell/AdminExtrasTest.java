@@ -69,7 +69,7 @@ class AdminExtrasTest {
                     org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get();
             assertThat(admin.describeConfigs(List.of(res)).all().get().get(res).get("retention.ms").value()).isEqualTo("1234");
             assertThatThrownBy(() -> admin.incrementalAlterConfigs(Map.of(res, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
-                    new org.apache.kafka.clients.admin.ConfigEntry("cleanup.policy", "compact"),
+                    new org.apache.kafka.clients.admin.ConfigEntry("cleanup.policy", "shred"),
                     org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get())
                     .hasCauseInstanceOf(org.apache.kafka.common.errors.InvalidConfigurationException.class);
             fx.restart();

@@ -36,6 +36,8 @@ public final class ShellConfig {
     private final int groupMinSessionTimeoutMs;
     private final int groupMaxSessionTimeoutMs;
     private final int groupInitialRebalanceDelayMs;
+    private final int groupConsumerHeartbeatIntervalMs;
+    private final int groupConsumerSessionTimeoutMs;
     private final int messageMaxBytes;
     private final int socketRequestMaxBytes;
     private final long queuedMaxRequestBytes;
@@ -102,6 +104,11 @@ public final class ShellConfig {
                 get("group.max.session.timeout.ms", "1800000"), groupMinSessionTimeoutMs, Integer.MAX_VALUE);
         this.groupInitialRebalanceDelayMs = intValue("group.initial.rebalance.delay.ms",
                 get("group.initial.rebalance.delay.ms", "3000"), 0, Integer.MAX_VALUE);
+        this.groupConsumerHeartbeatIntervalMs = intValue("group.consumer.heartbeat.interval.ms",
+                get("group.consumer.heartbeat.interval.ms", "5000"), 1, Integer.MAX_VALUE);
+        this.groupConsumerSessionTimeoutMs = intValue("group.consumer.session.timeout.ms",
+                get("group.consumer.session.timeout.ms", "45000"), groupConsumerHeartbeatIntervalMs + 1,
+                Integer.MAX_VALUE);
         this.messageMaxBytes = intValue("message.max.bytes", get("message.max.bytes", "1048588"), 0, Integer.MAX_VALUE);
         this.socketRequestMaxBytes = intValue("socket.request.max.bytes",
                 get("socket.request.max.bytes", "104857600"), 1024, Integer.MAX_VALUE);
@@ -260,6 +267,10 @@ public final class ShellConfig {
     public int groupMinSessionTimeoutMs() { return groupMinSessionTimeoutMs; }
     public int groupMaxSessionTimeoutMs() { return groupMaxSessionTimeoutMs; }
     public int groupInitialRebalanceDelayMs() { return groupInitialRebalanceDelayMs; }
+    /** KIP-848 groups: how often members heartbeat (Kafka's {@code group.consumer.heartbeat.interval.ms}). */
+    public int groupConsumerHeartbeatIntervalMs() { return groupConsumerHeartbeatIntervalMs; }
+    /** KIP-848 groups: a member silent this long is removed (Kafka's {@code group.consumer.session.timeout.ms}). */
+    public int groupConsumerSessionTimeoutMs() { return groupConsumerSessionTimeoutMs; }
     public int messageMaxBytes() { return messageMaxBytes; }
     public int socketRequestMaxBytes() { return socketRequestMaxBytes; }
     /** Bytes of requests buffered or in flight across connections; -1 for no limit (Kafka's default). */

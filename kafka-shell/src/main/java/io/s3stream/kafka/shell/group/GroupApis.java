@@ -3,6 +3,9 @@ package io.s3stream.kafka.shell.group;
 import io.s3stream.kafka.shell.network.ApiFamily;
 import io.s3stream.kafka.shell.topic.TopicRegistry;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.ConsumerGroupDescribeResponseData;
+import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
+import org.apache.kafka.common.message.ConsumerGroupHeartbeatResponseData;
 import org.apache.kafka.common.message.DeleteGroupsResponseData;
 import org.apache.kafka.common.message.DescribeGroupsResponseData;
 import org.apache.kafka.common.message.FindCoordinatorResponseData;
@@ -10,6 +13,7 @@ import org.apache.kafka.common.message.HeartbeatResponseData;
 import org.apache.kafka.common.message.JoinGroupResponseData;
 import org.apache.kafka.common.message.LeaveGroupRequestData;
 import org.apache.kafka.common.message.LeaveGroupResponseData;
+import org.apache.kafka.common.message.ListGroupsRequestData;
 import org.apache.kafka.common.message.ListGroupsResponseData;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.message.OffsetCommitResponseData;
@@ -22,6 +26,10 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ConsumerGroupDescribeRequest;
+import org.apache.kafka.common.requests.ConsumerGroupDescribeResponse;
+import org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest;
+import org.apache.kafka.common.requests.ConsumerGroupHeartbeatResponse;
 import org.apache.kafka.common.requests.DeleteGroupsRequest;
 import org.apache.kafka.common.requests.DeleteGroupsResponse;
 import org.apache.kafka.common.requests.DescribeGroupsRequest;
@@ -34,6 +42,7 @@ import org.apache.kafka.common.requests.JoinGroupRequest;
 import org.apache.kafka.common.requests.JoinGroupResponse;
 import org.apache.kafka.common.requests.LeaveGroupRequest;
 import org.apache.kafka.common.requests.LeaveGroupResponse;
+import org.apache.kafka.common.requests.ListGroupsRequest;
 import org.apache.kafka.common.requests.ListGroupsResponse;
 import org.apache.kafka.common.requests.OffsetCommitRequest;
 import org.apache.kafka.common.requests.OffsetCommitResponse;
@@ -60,7 +69,8 @@ import java.util.function.Supplier;
 
 /**
  * The consumer-group APIs (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch,
- * ListGroups, DescribeGroups, DeleteGroups) over the {@link GroupCoordinator}, with coordinators spread over the live
+ * ListGroups, DescribeGroups, DeleteGroups, and KIP-848's ConsumerGroupHeartbeat and ConsumerGroupDescribe) over the
+ * {@link GroupCoordinator}, with coordinators spread over the live
  * shells by group id: a request for a group another shell coordinates gets NOT_COORDINATOR.
  */
 public final class GroupApis implements ApiFamily {
@@ -87,9 +97,10 @@ public final class GroupApis implements ApiFamily {
     public Map<ApiKeys, short[]> versions() {
         return ApiFamily.versions(ApiKeys.FIND_COORDINATOR, 0, 5, ApiKeys.JOIN_GROUP, 0, 9, ApiKeys.SYNC_GROUP, 0, 5,
                 ApiKeys.HEARTBEAT, 0, 4, ApiKeys.LEAVE_GROUP, 0, 5, ApiKeys.OFFSET_COMMIT, 2, 9, ApiKeys.OFFSET_FETCH, 1, 9,
-                ApiKeys.LIST_GROUPS, 0, 4, ApiKeys.DESCRIBE_GROUPS, 0, 5, ApiKeys.DELETE_GROUPS, 0, 2,
+                ApiKeys.LIST_GROUPS, 0, 5, ApiKeys.DESCRIBE_GROUPS, 0, 5, ApiKeys.DELETE_GROUPS, 0, 2,
                 // v5 belongs to transaction protocol v2 (KIP-890), which this shell does not advertise.
-                ApiKeys.TXN_OFFSET_COMMIT, 0, 4, ApiKeys.OFFSET_DELETE, 0, 0);
+                ApiKeys.TXN_OFFSET_COMMIT, 0, 4, ApiKeys.OFFSET_DELETE, 0, 0,
+                ApiKeys.CONSUMER_GROUP_HEARTBEAT, 0, 1, ApiKeys.CONSUMER_GROUP_DESCRIBE, 0, 1);
     }
 
     @Override
@@ -120,7 +131,13 @@ public final class GroupApis implements ApiFamily {
                     : offsetDelete((OffsetDeleteRequest) request);
             case TXN_OFFSET_COMMIT -> !coordinates(((TxnOffsetCommitRequest) request).data().groupId())
                     ? notCoordinator(request) : txnOffsetCommit((TxnOffsetCommitRequest) request);
-            case LIST_GROUPS -> listGroups();
+            case CONSUMER_GROUP_HEARTBEAT -> {
+                var d = ((ConsumerGroupHeartbeatRequest) request).data();
+                yield !coordinates(d.groupId()) ? notCoordinator(request)
+                        : consumerGroupHeartbeat(d, clientId, clientHost);
+            }
+            case CONSUMER_GROUP_DESCRIBE -> consumerGroupDescribe((ConsumerGroupDescribeRequest) request);
+            case LIST_GROUPS -> listGroups(((ListGroupsRequest) request).data());
             case DESCRIBE_GROUPS -> describeGroups((DescribeGroupsRequest) request);
             case DELETE_GROUPS -> deleteGroups((DeleteGroupsRequest) request);
             default -> throw new IllegalArgumentException(key + " is not a group API");
@@ -421,13 +438,145 @@ public final class GroupApis implements ApiFamily {
         });
     }
 
-    private CompletableFuture<AbstractResponse> listGroups() {
-        return groups.snapshot().thenApply(all -> {
+    /** ListGroups, with the state (v4+) and type (v5+) filters compared case-insensitively, as Kafka does. */
+    private CompletableFuture<AbstractResponse> listGroups(ListGroupsRequestData request) {
+        Set<String> states = new java.util.HashSet<>();
+        request.statesFilter().forEach(st -> states.add(st.toLowerCase(java.util.Locale.ROOT)));
+        Set<String> types = new java.util.HashSet<>();
+        request.typesFilter().forEach(t -> types.add(t.toLowerCase(java.util.Locale.ROOT)));
+        return groups.snapshot().thenCombine(groups.consumerGroupStates(), (all, consumerGroups) -> {
             ListGroupsResponseData out = new ListGroupsResponseData();
-            all.entrySet().removeIf(e -> !coordinates(e.getKey())); // each shell lists the groups it coordinates
-            all.forEach((id, g) -> out.groups().add(new ListGroupsResponseData.ListedGroup().setGroupId(id)
-                    .setProtocolType(g.protocolType == null ? "" : g.protocolType).setGroupState(stateName(g.state))));
+            java.util.function.BiConsumer<ListGroupsResponseData.ListedGroup, String> add = (g, type) -> {
+                if ((states.isEmpty() || states.contains(g.groupState().toLowerCase(java.util.Locale.ROOT)))
+                        && (types.isEmpty() || types.contains(type))) {
+                    out.groups().add(g.setGroupType(type));
+                }
+            };
+            all.forEach((id, g) -> {
+                if (coordinates(id)) { // each shell lists the groups it coordinates
+                    add.accept(new ListGroupsResponseData.ListedGroup().setGroupId(id)
+                            .setProtocolType(g.protocolType == null ? "" : g.protocolType)
+                            .setGroupState(stateName(g.state)), "classic");
+                }
+            });
+            consumerGroups.forEach((id, state) -> {
+                if (coordinates(id)) {
+                    add.accept(new ListGroupsResponseData.ListedGroup().setGroupId(id).setProtocolType("consumer")
+                            .setGroupState(state), "consumer");
+                }
+            });
             return new ListGroupsResponse(out);
+        });
+    }
+
+    // ---------------------------------------------------------------- consumer group protocol (KIP-848)
+
+    /** The cluster's topics as a consumer group's subscriptions see them. */
+    private ConsumerGroup.Topics topicsView() {
+        return new ConsumerGroup.Topics() {
+            @Override
+            public int partitions(String topic) {
+                TopicRegistry.Topic t = topics.get(topic);
+                return t == null ? -1 : t.slots().size();
+            }
+
+            @Override
+            public Set<String> names() {
+                Set<String> out = new java.util.TreeSet<>();
+                topics.all().forEach(t -> out.add(t.name()));
+                return out;
+            }
+        };
+    }
+
+    private CompletableFuture<AbstractResponse> consumerGroupHeartbeat(ConsumerGroupHeartbeatRequestData d,
+                                                                       String clientId, String clientHost) {
+        Set<TopicPartition> owned = null;
+        if (d.topicPartitions() != null) {
+            owned = new java.util.TreeSet<>(ServerAssignors.ORDER);
+            for (ConsumerGroupHeartbeatRequestData.TopicPartitions tps : d.topicPartitions()) {
+                TopicRegistry.Topic t = topics.byId(tps.topicId());
+                if (t != null) {
+                    for (int p : tps.partitions()) {
+                        owned.add(new TopicPartition(t.name(), p));
+                    }
+                }
+            }
+        }
+        var hb = new ConsumerGroup.Heartbeat(d.memberId(), d.memberEpoch(), d.instanceId(), d.rackId(),
+                d.rebalanceTimeoutMs(), d.subscribedTopicNames(), d.subscribedTopicRegex(), d.serverAssignor(), owned,
+                clientId, clientHost, groups.config().groupConsumerSessionTimeoutMs());
+        return groups.consumerHeartbeat(d.groupId(), hb, topicsView()).thenApply(r -> {
+            ConsumerGroupHeartbeatResponseData out = new ConsumerGroupHeartbeatResponseData()
+                    .setErrorCode(r.error().code()).setErrorMessage(r.message()).setMemberId(r.memberId())
+                    .setMemberEpoch(r.memberEpoch())
+                    .setHeartbeatIntervalMs(groups.config().groupConsumerHeartbeatIntervalMs());
+            if (r.assignment() != null) {
+                var assignment = new ConsumerGroupHeartbeatResponseData.Assignment();
+                byTopic(r.assignment()).forEach((topic, partitions) -> {
+                    TopicRegistry.Topic t = topics.get(topic);
+                    if (t != null) {
+                        assignment.topicPartitions().add(new ConsumerGroupHeartbeatResponseData.TopicPartitions()
+                                .setTopicId(t.id()).setPartitions(partitions));
+                    }
+                });
+                out.setAssignment(assignment);
+            }
+            return new ConsumerGroupHeartbeatResponse(out);
+        });
+    }
+
+    private static Map<String, List<Integer>> byTopic(Set<TopicPartition> partitions) {
+        Map<String, List<Integer>> out = new java.util.TreeMap<>();
+        partitions.forEach(tp -> out.computeIfAbsent(tp.topic(), k -> new ArrayList<>()).add(tp.partition()));
+        out.values().forEach(l -> l.sort(null));
+        return out;
+    }
+
+    private ConsumerGroupDescribeResponseData.Assignment describedAssignment(Set<TopicPartition> partitions) {
+        var a = new ConsumerGroupDescribeResponseData.Assignment();
+        byTopic(partitions).forEach((topic, ps) -> {
+            TopicRegistry.Topic t = topics.get(topic);
+            if (t != null) {
+                a.topicPartitions().add(new ConsumerGroupDescribeResponseData.TopicPartitions().setTopicId(t.id())
+                        .setTopicName(topic).setPartitions(ps));
+            }
+        });
+        return a;
+    }
+
+    private CompletableFuture<AbstractResponse> consumerGroupDescribe(ConsumerGroupDescribeRequest request) {
+        List<CompletableFuture<ConsumerGroupDescribeResponseData.DescribedGroup>> described = new ArrayList<>();
+        for (String id : request.data().groupIds()) {
+            if (!coordinates(id)) {
+                described.add(CompletableFuture.completedFuture(new ConsumerGroupDescribeResponseData.DescribedGroup()
+                        .setGroupId(id).setErrorCode(Errors.NOT_COORDINATOR.code())));
+                continue;
+            }
+            described.add(groups.readConsumerGroup(id, cg -> {
+                var dg = new ConsumerGroupDescribeResponseData.DescribedGroup().setGroupId(id);
+                if (cg == null) {
+                    return dg.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code())
+                            .setErrorMessage("group " + id + " is not a consumer-protocol group");
+                }
+                dg.setGroupState(cg.state()).setGroupEpoch(cg.groupEpoch).setAssignmentEpoch(cg.assignmentEpoch)
+                        .setAssignorName(cg.assignor);
+                for (ConsumerGroup.Member m : cg.members.values()) {
+                    dg.members().add(new ConsumerGroupDescribeResponseData.Member().setMemberId(m.memberId)
+                            .setInstanceId(m.instanceId).setRackId(m.rackId).setMemberEpoch(m.epoch)
+                            .setClientId(m.clientId == null ? "" : m.clientId)
+                            .setClientHost(m.clientHost == null ? "" : m.clientHost)
+                            .setSubscribedTopicNames(m.subscribedTopicNames).setSubscribedTopicRegex(m.subscribedTopicRegex)
+                            .setAssignment(describedAssignment(m.assigned))
+                            .setTargetAssignment(describedAssignment(cg.targetOf(m.memberId))).setMemberType((byte) 1));
+                }
+                return dg;
+            }));
+        }
+        return CompletableFuture.allOf(described.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            ConsumerGroupDescribeResponseData out = new ConsumerGroupDescribeResponseData();
+            described.forEach(f -> out.groups().add(f.join()));
+            return new ConsumerGroupDescribeResponse(out);
         });
     }
 

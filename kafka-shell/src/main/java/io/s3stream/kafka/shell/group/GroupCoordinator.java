@@ -92,12 +92,18 @@ public final class GroupCoordinator implements AutoCloseable {
         return t;
     });
     private final Map<String, Group> groups = new HashMap<>();
+    /** Groups of the consumer group protocol (KIP-848); a group id is in at most one of the two maps with members. */
+    private final Map<String, ConsumerGroup> consumerGroups = new HashMap<>();
     private final Map<String, Map<TopicPartition, Committed>> offsets = new HashMap<>();
 
     public GroupCoordinator(ShellConfig config, KeyValues kv) {
         this.config = config;
         this.kv = kv;
         exec.scheduleWithFixedDelay(this::expireSessions, 200, 200, TimeUnit.MILLISECONDS);
+    }
+
+    ShellConfig config() {
+        return config;
     }
 
     /** The key-value space that holds committed and staged offsets. */
@@ -150,6 +156,13 @@ public final class GroupCoordinator implements AutoCloseable {
             f.complete(joinError(Errors.INVALID_SESSION_TIMEOUT, req.memberId()));
             return;
         }
+        ConsumerGroup cg = consumerGroups.get(groupId);
+        if (cg != null && !cg.members.isEmpty()) {
+            // Kafka 4 can mix classic members into a consumer-protocol group; this shell does not.
+            f.complete(joinError(Errors.INCONSISTENT_GROUP_PROTOCOL, req.memberId()));
+            return;
+        }
+        consumerGroups.remove(groupId);
         Group g = groups.computeIfAbsent(groupId, Group::new);
         if (!g.members.isEmpty() && (!req.protocolType().equals(g.protocolType) || !supportsCommonProtocol(g, req))) {
             f.complete(joinError(Errors.INCONSISTENT_GROUP_PROTOCOL, req.memberId()));
@@ -407,8 +420,46 @@ public final class GroupCoordinator implements AutoCloseable {
         }
     }
 
+    // ---------------------------------------------------------------- consumer group protocol (KIP-848)
+
+    /**
+     * One ConsumerGroupHeartbeat. A group id whose classic group has members is refused (this shell does not mix the
+     * protocols in one group); an empty classic group (offsets only) becomes a consumer-protocol group.
+     */
+    CompletableFuture<ConsumerGroup.Reply> consumerHeartbeat(String groupId, ConsumerGroup.Heartbeat hb,
+                                                             ConsumerGroup.Topics topics) {
+        return call(() -> {
+            if (groupId == null || groupId.isEmpty()) {
+                return ConsumerGroup.Reply.error(Errors.INVALID_GROUP_ID, "the group id is empty");
+            }
+            Group classic = groups.get(groupId);
+            if (classic != null && !classic.members.isEmpty()) {
+                return ConsumerGroup.Reply.error(Errors.GROUP_ID_NOT_FOUND, "group " + groupId + " is a classic "
+                        + "group with members; this broker does not mix the classic and consumer protocols in a group");
+            }
+            groups.remove(groupId);
+            ConsumerGroup cg = consumerGroups.computeIfAbsent(groupId, ConsumerGroup::new);
+            return cg.heartbeat(hb, topics, now());
+        });
+    }
+
+    /** A consumer-protocol group, read on the coordinator thread by {@code reader}; null if there is none. */
+    <T> CompletableFuture<T> readConsumerGroup(String groupId, java.util.function.Function<ConsumerGroup, T> reader) {
+        return call(() -> reader.apply(consumerGroups.get(groupId)));
+    }
+
+    /** The consumer-protocol groups' states by id (ListGroups). */
+    CompletableFuture<Map<String, String>> consumerGroupStates() {
+        return call(() -> {
+            Map<String, String> out = new TreeMap<>();
+            consumerGroups.forEach((id, g) -> out.put(id, g.state()));
+            return out;
+        });
+    }
+
     private void expireSessions() {
         long now = now();
+        consumerGroups.values().forEach(cg -> cg.expire(now));
         for (Group g : List.copyOf(groups.values())) {
             for (Member m : List.copyOf(g.members.values())) {
                 if (m.joining == null && now - m.lastHeartbeatMs > m.sessionTimeoutMs) {
@@ -428,6 +479,10 @@ public final class GroupCoordinator implements AutoCloseable {
      */
     CompletableFuture<Errors> validateCommit(String groupId, String memberId, int generation) {
         return call(() -> {
+            ConsumerGroup cg = consumerGroups.get(groupId);
+            if (cg != null) {
+                return cg.validateCommit(memberId, generation);
+            }
             Group g = groups.get(groupId);
             if (generation < 0 && (memberId == null || memberId.isEmpty())) {
                 // A "simple" commit outside any generation: only for groups without active members.
@@ -524,11 +579,13 @@ public final class GroupCoordinator implements AutoCloseable {
         // Offsets may have been committed while another shell coordinated the group: read them first.
         return committed(groupId).thenCompose(known -> call(() -> {
             Group g = groups.get(groupId);
-            if (g != null && !g.members.isEmpty()) {
+            ConsumerGroup cg = consumerGroups.get(groupId);
+            if ((g != null && !g.members.isEmpty()) || (cg != null && !cg.members.isEmpty())) {
                 return CompletableFuture.completedFuture(Errors.NON_EMPTY_GROUP);
             }
+            consumerGroups.remove(groupId);
             Map<TopicPartition, Committed> committed = offsets.remove(groupId);
-            if (g == null && committed == null) {
+            if (g == null && cg == null && committed == null) {
                 return CompletableFuture.completedFuture(Errors.GROUP_ID_NOT_FOUND);
             }
             groups.remove(groupId);
@@ -552,11 +609,22 @@ public final class GroupCoordinator implements AutoCloseable {
     CompletableFuture<OffsetDeleteResult> deleteOffsets(String groupId, List<TopicPartition> partitions) {
         return committed(groupId).thenCompose(known -> call(() -> {
             Group g = groups.get(groupId);
+            ConsumerGroup cg = consumerGroups.get(groupId);
             Map<TopicPartition, Committed> committed = offsets.get(groupId);
-            if ((g == null || g.members.isEmpty()) && committed == null) {
+            if ((g == null || g.members.isEmpty()) && (cg == null || cg.members.isEmpty()) && committed == null) {
                 return CompletableFuture.completedFuture(new OffsetDeleteResult(Errors.GROUP_ID_NOT_FOUND, Map.of()));
             }
             Set<String> subscribed = new HashSet<>();
+            if (cg != null) {
+                for (TopicPartition tp : partitions) {
+                    for (ConsumerGroup.Member m : cg.members.values()) {
+                        if (m.subscribedTopicNames.contains(tp.topic()) || (m.subscribedTopicRegex != null
+                                && java.util.regex.Pattern.matches(m.subscribedTopicRegex, tp.topic()))) {
+                            subscribed.add(tp.topic());
+                        }
+                    }
+                }
+            }
             if (g != null && !g.members.isEmpty()) {
                 if (!"consumer".equals(g.protocolType) || g.protocolName == null) {
                     return CompletableFuture.completedFuture(new OffsetDeleteResult(Errors.NON_EMPTY_GROUP, Map.of()));
@@ -614,6 +682,7 @@ public final class GroupCoordinator implements AutoCloseable {
                 }
                 groups.remove(g.groupId);
             }
+            consumerGroups.keySet().removeIf(id -> !coordinatedHere.test(id));
             offsets.keySet().removeIf(id -> !coordinatedHere.test(id));
             return null;
         });

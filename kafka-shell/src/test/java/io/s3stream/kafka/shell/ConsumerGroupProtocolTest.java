@@ -1,0 +1,170 @@
+package io.s3stream.kafka.shell;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.GroupType;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The consumer group protocol of KIP-848 ({@code group.protocol=consumer}) with the Java consumer: a member joins and
+ * gets every partition from the server-side assignor, a second member joins and the partitions split without any
+ * partition owned twice, commits are accepted with the member epoch, a member leaving hands its partitions back,
+ * a regular-expression subscription follows new topics, and Admin and the CLI see the group.
+ */
+@Timeout(120)
+class ConsumerGroupProtocolTest {
+    static final Map<String, String> FAST = Map.of("group.consumer.heartbeat.interval.ms", "300",
+            "group.consumer.session.timeout.ms", "6000");
+
+    private static KafkaConsumer<String, String> consumer(ShellFixture fx, String group, Map<String, Object> extra) {
+        Map<String, Object> m = new java.util.HashMap<>(Map.of(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false));
+        m.putAll(extra);
+        return fx.consumer(group, m);
+    }
+
+    private static void pollUntil(BooleanSupplier done, List<KafkaConsumer<String, String>> consumers) {
+        long deadline = System.currentTimeMillis() + 30_000;
+        while (!done.getAsBoolean() && System.currentTimeMillis() < deadline) {
+            consumers.forEach(c -> c.poll(Duration.ofMillis(100)));
+        }
+        assertThat(done.getAsBoolean()).as("condition reached in time").isTrue();
+    }
+
+    /** Records which partitions each consumer owns, from its rebalance callbacks. */
+    static final class Owned implements ConsumerRebalanceListener {
+        final Set<TopicPartition> now = ConcurrentHashMap.newKeySet();
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            now.removeAll(partitions);
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            now.addAll(partitions);
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            now.removeAll(partitions);
+        }
+    }
+
+    @Test
+    void membersShareThePartitionsAndCommitWithTheirEpoch() throws Exception {
+        try (ShellFixture fx = new ShellFixture(FAST); Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic("kip848", 4, (short) 1))).all().get();
+            try (KafkaProducer<String, String> p = fx.producer(Map.of())) {
+                for (int i = 0; i < 400; i++) {
+                    p.send(new ProducerRecord<>("kip848", i % 4, "k" + i, "v" + i));
+                }
+            }
+            Owned ownedA = new Owned();
+            Owned ownedB = new Owned();
+            try (KafkaConsumer<String, String> a = consumer(fx, "g848", Map.of())) {
+                KafkaConsumer<String, String> b = consumer(fx, "g848", Map.of());
+                a.subscribe(List.of("kip848"), ownedA);
+                Set<String> seen = new HashSet<>();
+                long deadline = System.currentTimeMillis() + 30_000;
+                while (seen.size() < 400 && System.currentTimeMillis() < deadline) {
+                    a.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.value()));
+                }
+                assertThat(seen).hasSize(400);
+                assertThat(ownedA.now).hasSize(4);
+                a.commitSync(); // OffsetCommit with the member epoch
+
+                b.subscribe(List.of("kip848"), ownedB);
+                pollUntil(() -> ownedA.now.size() == 2 && ownedB.now.size() == 2, List.of(a, b));
+                Set<TopicPartition> overlap = new HashSet<>(ownedA.now);
+                overlap.retainAll(ownedB.now);
+                assertThat(overlap).as("no partition owned twice").isEmpty();
+
+                ConsumerGroupDescription d = admin.describeConsumerGroups(List.of("g848")).all().get().get("g848");
+                assertThat(d.type()).isEqualTo(GroupType.CONSUMER);
+                assertThat(d.groupState()).isEqualTo(GroupState.STABLE);
+                assertThat(d.members()).hasSize(2);
+                assertThat(admin.listGroups().all().get()).anySatisfy(g -> {
+                    assertThat(g.groupId()).isEqualTo("g848");
+                    assertThat(g.type()).contains(GroupType.CONSUMER);
+                });
+
+                // Commits from both members after the rebalance are accepted.
+                try (KafkaProducer<String, String> p = fx.producer(Map.of())) {
+                    for (int i = 0; i < 4; i++) {
+                        p.send(new ProducerRecord<>("kip848", i, "k", "second-" + i));
+                    }
+                }
+                for (int i = 0; i < 10; i++) {
+                    a.poll(Duration.ofMillis(100));
+                    b.poll(Duration.ofMillis(100));
+                }
+                a.commitSync();
+                b.commitSync();
+                Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets("g848")
+                        .partitionsToOffsetAndMetadata().get();
+                assertThat(committed).hasSize(4);
+                assertThat(committed.values().stream().mapToLong(OffsetAndMetadata::offset).sum()).isGreaterThanOrEqualTo(400);
+
+                // b leaves: a gets every partition back.
+                b.close();
+                pollUntil(() -> ownedA.now.size() == 4, List.of(a));
+            }
+        }
+    }
+
+    @Test
+    void aPatternSubscriptionFollowsNewTopicsAndTheRangeAssignorIsHonoured() throws Exception {
+        try (ShellFixture fx = new ShellFixture(FAST); Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic("metrics-a", 2, (short) 1))).all().get();
+            Owned owned = new Owned();
+            try (KafkaConsumer<String, String> c = consumer(fx, "g848-re",
+                    // A pattern is matched by the client against its metadata, refreshed this often (as with Kafka).
+                    Map.of(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG, "range",
+                            ConsumerConfig.METADATA_MAX_AGE_CONFIG, 500))) {
+                c.subscribe(Pattern.compile("metrics-.*"), owned);
+                pollUntil(() -> owned.now.size() == 2, List.of(c));
+                admin.createTopics(List.of(new NewTopic("metrics-b", 3, (short) 1))).all().get();
+                pollUntil(() -> owned.now.size() == 5, List.of(c));
+                ConsumerGroupDescription d = admin.describeConsumerGroups(List.of("g848-re")).all().get()
+                        .get("g848-re");
+                assertThat(d.partitionAssignor()).isEqualTo("range");
+            }
+        }
+    }
+
+    @Test
+    void confluentKafkaJoinsWithTheConsumerProtocol() throws Exception {
+        ExternalClients.require("confluent-kafka (" + ExternalClients.PYTHON + ")", ExternalClients.PYTHON, "-c",
+                "import confluent_kafka");
+        String script = java.nio.file.Path.of("src/test/python/confluent_consumer_protocol.py").toAbsolutePath()
+                .toString();
+        try (ShellFixture fx = new ShellFixture(FAST)) {
+            var r = ExternalClients.run(new byte[0], List.of(ExternalClients.PYTHON, script, fx.bootstrap()));
+            assertThat(r.exit()).as(r.output()).isZero();
+            assertThat(r.output()).contains("confluent-kafka consumer protocol OK");
+        }
+    }
+}

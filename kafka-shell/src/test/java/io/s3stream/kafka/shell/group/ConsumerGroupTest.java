@@ -1,0 +1,212 @@
+package io.s3stream.kafka.shell.group;
+
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.protocol.Errors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The KIP-848 reconciliation against a model of well-behaved clients, over seeded random joins, leaves, subscription
+ * changes, topic growth and heartbeats in random order: no partition is ever held (assigned or being revoked) by two
+ * members, and once the group is left alone every member converges to its target, the targets cover every
+ * subscribed partition exactly once, and the uniform assignor balances them within one.
+ */
+class ConsumerGroupTest {
+    /** A client: it owns what the coordinator last assigned it, and reports that in every heartbeat. */
+    static final class Client {
+        final String id;
+        int epoch;
+        Set<TopicPartition> owned = new TreeSet<>(ServerAssignors.ORDER);
+        List<String> topics;
+
+        Client(String id, List<String> topics) {
+            this.id = id;
+            this.topics = topics;
+        }
+    }
+
+    static final class Cluster implements ConsumerGroup.Topics {
+        final Map<String, Integer> partitions = new TreeMap<>();
+
+        @Override
+        public int partitions(String topic) {
+            return partitions.getOrDefault(topic, -1);
+        }
+
+        @Override
+        public Set<String> names() {
+            return partitions.keySet();
+        }
+    }
+
+    private static ConsumerGroup.Reply beat(ConsumerGroup g, Cluster cluster, Client c, boolean sendSubscription,
+                                            long now) {
+        ConsumerGroup.Reply r = g.heartbeat(new ConsumerGroup.Heartbeat(c.id, c.epoch, null, null, 60_000,
+                sendSubscription || c.epoch == 0 ? c.topics : null, null, null, Set.copyOf(c.owned), "client", "host",
+                45_000), cluster, now);
+        assertThat(r.error()).as(r.message()).isEqualTo(Errors.NONE);
+        c.epoch = r.memberEpoch();
+        if (r.assignment() != null) {
+            c.owned = new TreeSet<>(ServerAssignors.ORDER);
+            c.owned.addAll(r.assignment());
+        }
+        return r;
+    }
+
+    private static void assertNoPartitionHeldTwice(ConsumerGroup g, Map<String, Client> clients) {
+        Set<TopicPartition> held = new HashSet<>();
+        for (ConsumerGroup.Member m : g.members.values()) {
+            for (TopicPartition tp : m.assigned) {
+                assertThat(held.add(tp)).as("%s held twice", tp).isTrue();
+            }
+            for (TopicPartition tp : m.revoking) {
+                assertThat(held.add(tp)).as("%s held twice (revoking)", tp).isTrue();
+            }
+        }
+        Set<TopicPartition> owned = new HashSet<>();
+        for (Client c : clients.values()) {
+            for (TopicPartition tp : c.owned) {
+                assertThat(owned.add(tp)).as("%s owned by two clients", tp).isTrue();
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
+    void neverTwoOwnersAndConvergesToABalancedTarget(long seed) {
+        Random r = new Random(seed);
+        Cluster cluster = new Cluster();
+        cluster.partitions.put("a", 1 + r.nextInt(8));
+        cluster.partitions.put("b", 1 + r.nextInt(8));
+        ConsumerGroup g = new ConsumerGroup("g");
+        Map<String, Client> clients = new TreeMap<>();
+        long now = 0;
+        int next = 0;
+        for (int step = 0; step < 300; step++) {
+            now += 10;
+            int k = r.nextInt(20);
+            if (k == 0 || clients.isEmpty()) {
+                List<String> topics = r.nextInt(3) == 0 ? List.of("a") : List.of("a", "b");
+                Client c = new Client("m" + next++, topics);
+                clients.put(c.id, c);
+                beat(g, cluster, c, true, now);
+            } else if (k == 1 && clients.size() > 1) {
+                Client c = new ArrayList<>(clients.values()).get(r.nextInt(clients.size()));
+                c.epoch = -1;
+                beat(g, cluster, c, false, now);
+                clients.remove(c.id);
+            } else if (k == 2) {
+                Client c = new ArrayList<>(clients.values()).get(r.nextInt(clients.size()));
+                c.topics = r.nextBoolean() ? List.of("b") : List.of("a", "b");
+                beat(g, cluster, c, true, now);
+            } else if (k == 3) {
+                cluster.partitions.merge(r.nextBoolean() ? "a" : "b", 1, Integer::sum);
+            } else {
+                Client c = new ArrayList<>(clients.values()).get(r.nextInt(clients.size()));
+                beat(g, cluster, c, false, now);
+            }
+            assertNoPartitionHeldTwice(g, clients);
+        }
+        // Left alone: everyone heartbeats until nothing changes.
+        for (int round = 0; round < 10; round++) {
+            for (Client c : clients.values()) {
+                now += 10;
+                beat(g, cluster, c, false, now);
+                assertNoPartitionHeldTwice(g, clients);
+            }
+        }
+        assertThat(g.state()).isEqualTo("Stable");
+        Set<TopicPartition> all = new HashSet<>();
+        SortedMap<String, Integer> loads = new TreeMap<>();
+        for (Client c : clients.values()) {
+            assertThat(c.owned).as("member %s reached its target", c.id).isEqualTo(g.targetOf(c.id));
+            assertThat(c.epoch).isEqualTo(g.assignmentEpoch);
+            for (TopicPartition tp : c.owned) {
+                assertThat(c.topics).contains(tp.topic());
+                assertThat(all.add(tp)).isTrue();
+            }
+            loads.put(c.id, c.owned.size());
+        }
+        Set<String> subscribed = new HashSet<>();
+        clients.values().forEach(c -> subscribed.addAll(c.topics));
+        int expected = subscribed.stream().mapToInt(cluster::partitions).sum();
+        assertThat(all).hasSize(expected);
+        boolean homogeneous = clients.values().stream().map(c -> c.topics).distinct().count() == 1;
+        if (homogeneous) {
+            assertThat(loads.values().stream().mapToInt(Integer::intValue).max().orElse(0)
+                    - loads.values().stream().mapToInt(Integer::intValue).min().orElse(0)).isLessThanOrEqualTo(1);
+        }
+    }
+
+    @Test
+    void epochsFenceStaleMembersAndCommitsCheckTheMemberEpoch() {
+        Cluster cluster = new Cluster();
+        cluster.partitions.put("t", 2);
+        ConsumerGroup g = new ConsumerGroup("g");
+        Client a = new Client("a", List.of("t"));
+        beat(g, cluster, a, true, 0);
+        assertThat(a.owned).hasSize(2);
+        assertThat(g.validateCommit("a", a.epoch)).isEqualTo(Errors.NONE);
+        assertThat(g.validateCommit("a", a.epoch + 1)).isEqualTo(Errors.FENCED_MEMBER_EPOCH);
+        assertThat(g.validateCommit("nobody", 1)).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+        ConsumerGroup.Reply stale = g.heartbeat(new ConsumerGroup.Heartbeat("a", a.epoch + 5, null, null, -1, null,
+                null, null, null, "c", "h", 45_000), cluster, 1);
+        assertThat(stale.error()).isEqualTo(Errors.FENCED_MEMBER_EPOCH);
+        ConsumerGroup.Reply unknown = g.heartbeat(new ConsumerGroup.Heartbeat("zz", 3, null, null, -1, null,
+                null, null, null, "c", "h", 45_000), cluster, 1);
+        assertThat(unknown.error()).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+        ConsumerGroup.Reply badAssignor = g.heartbeat(new ConsumerGroup.Heartbeat("a", a.epoch, null, null, -1, null,
+                null, "sticky-ish", null, "c", "h", 45_000), cluster, 1);
+        assertThat(badAssignor.error()).isEqualTo(Errors.UNSUPPORTED_ASSIGNOR);
+        // A member silent past its session timeout is removed; the other gets its partitions.
+        Client b = new Client("b", List.of("t"));
+        beat(g, cluster, b, true, 2);
+        beat(g, cluster, a, false, 3);
+        beat(g, cluster, a, false, 4);
+        beat(g, cluster, b, false, 5);
+        assertThat(a.owned).hasSize(1);
+        assertThat(b.owned).hasSize(1);
+        assertThat(g.expire(50_000)).isTrue();
+        assertThat(g.members).isEmpty();
+    }
+
+    @Test
+    void rangeAssignsContiguousRangesPerTopic() {
+        SortedMap<String, Set<String>> subs = new TreeMap<>(Map.of("m1", Set.of("t"), "m2", Set.of("t"),
+                "m3", Set.of("t")));
+        Map<String, Set<TopicPartition>> out = ServerAssignors.range(subs, Map.of("t", 7));
+        assertThat(out.get("m1")).extracting(TopicPartition::partition).containsExactly(0, 1, 2);
+        assertThat(out.get("m2")).extracting(TopicPartition::partition).containsExactly(3, 4);
+        assertThat(out.get("m3")).extracting(TopicPartition::partition).containsExactly(5, 6);
+    }
+
+    @Test
+    void uniformKeepsWhatMembersHadWhenANewMemberJoins() {
+        SortedMap<String, Set<String>> two = new TreeMap<>(Map.of("m1", Set.of("t"), "m2", Set.of("t")));
+        Map<String, Set<TopicPartition>> before = ServerAssignors.uniform(two, Map.of("t", 6), Map.of());
+        SortedMap<String, Set<String>> three = new TreeMap<>(two);
+        three.put("m3", Set.of("t"));
+        Map<String, Set<TopicPartition>> after = ServerAssignors.uniform(three, Map.of("t", 6), before);
+        assertThat(after.get("m3")).hasSize(2);
+        for (String m : List.of("m1", "m2")) {
+            assertThat(before.get(m)).containsAll(after.get(m)); // nobody got a partition another lost
+            assertThat(after.get(m)).hasSize(2);
+        }
+        Map<String, Set<TopicPartition>> copy = new HashMap<>(after);
+        assertThat(ServerAssignors.uniform(three, Map.of("t", 6), copy)).isEqualTo(after); // stable
+    }
+}
