@@ -19,6 +19,8 @@ import io.s3stream.kafka.shell.fetch.FetchApis;
 import io.s3stream.kafka.shell.group.GroupApis;
 import io.s3stream.kafka.shell.group.GroupCoordinator;
 import io.s3stream.kafka.shell.log.KafkaKeyCompaction;
+import io.s3stream.kafka.shell.quota.ClientQuotas;
+import io.s3stream.kafka.shell.quota.QuotaApis;
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.log.Retention;
 import io.s3stream.kafka.shell.metrics.ShellMetrics;
@@ -109,14 +111,16 @@ public final class KafkaShell implements AutoCloseable {
             this.metrics = startedMetrics = new ShellMetrics(config.nodeId(), storage);
             this.transactions = new TransactionCoordinator(storage.keyValues(), topics, groupApis::coordinates,
                     topics::brokers, config.transactionMaxTimeoutMs());
-            this.apis = new ApiDispatcher(List.of(cluster, groupApis,
+            ClientQuotas quotas = new ClientQuotas(storage.keyValues());
+            quotas.refresh();
+            this.apis = new ApiDispatcher(List.of(cluster, groupApis, new QuotaApis(quotas, blocking),
                     new ProduceApis(config, topics, metrics),
                     new TxnApis(transactions, topics),
                     new FetchApis(topics, timer, metrics),
                     new TopicApis(config, topics, topic -> {
                         groups.forgetTopic(topic);
                         metrics.forgetTopic(topic);
-                    }, blocking, cluster::brokers)), metrics);
+                    }, blocking, cluster::brokers)), metrics, quotas::throttleMs);
             this.metricsPort = config.metricsPort() < 0 ? -1 : metrics.serve(config.metricsHost(), config.metricsPort());
             periodically(config.retentionCheckIntervalMs(), () -> true, () -> applyRetention(topics));
             cluster.boundPort(port);
@@ -156,6 +160,7 @@ public final class KafkaShell implements AutoCloseable {
                 topics.reconcile();
                 groups.retainOnly(groupApis::coordinates);
                 syncKeyCompaction(topics);
+                quotas.refresh(); // quotas altered on another shell
             });
             transactions.start(config.transactionSweepMs());
             server.config().setAutoRead(true); // accept connections from now on

@@ -167,4 +167,40 @@ class ConsumerGroupProtocolTest {
             assertThat(r.output()).contains("confluent-kafka consumer protocol OK");
         }
     }
+
+    @Test
+    void groupConfigsAreDescribedAlteredValidatedAndDeletedWithTheGroup() throws Exception {
+        try (ShellFixture fx = new ShellFixture(FAST); Admin admin = fx.admin()) {
+            var group = new org.apache.kafka.common.config.ConfigResource(
+                    org.apache.kafka.common.config.ConfigResource.Type.GROUP, "g-cfg");
+            var described = admin.describeConfigs(List.of(group)).all().get().get(group);
+            assertThat(described.get("consumer.session.timeout.ms").value()).isEqualTo("6000"); // the broker's
+            assertThat(described.get("consumer.heartbeat.interval.ms").value()).isEqualTo("300");
+            admin.incrementalAlterConfigs(Map.of(group, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                    new org.apache.kafka.clients.admin.ConfigEntry("consumer.heartbeat.interval.ms", "250"),
+                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get();
+            var entry = admin.describeConfigs(List.of(group)).all().get().get(group).get("consumer.heartbeat.interval.ms");
+            assertThat(entry.value()).isEqualTo("250");
+            assertThat(entry.source()).isEqualTo(org.apache.kafka.clients.admin.ConfigEntry.ConfigSource.DYNAMIC_GROUP_CONFIG);
+            for (var bad : List.of(Map.entry("consumer.heartbeat.interval.ms", "9000"), // not below the session timeout
+                    Map.entry("consumer.session.timeout.ms", "soon"), Map.entry("share.record.lock.duration.ms", "1"))) {
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> admin.incrementalAlterConfigs(Map.of(group,
+                        List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                                new org.apache.kafka.clients.admin.ConfigEntry(bad.getKey(), bad.getValue()),
+                                org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get())
+                        .as(bad.toString()).cause()
+                        .isInstanceOf(org.apache.kafka.common.errors.InvalidConfigurationException.class);
+            }
+            // The group runs with it, and deleting the group deletes its configs.
+            try (KafkaConsumer<String, String> c = consumer(fx, "g-cfg", Map.of())) {
+                admin.createTopics(List.of(new NewTopic("cfg-t", 1, (short) 1))).all().get();
+                Owned owned = new Owned();
+                c.subscribe(List.of("cfg-t"), owned);
+                pollUntil(() -> owned.now.size() == 1, List.of(c));
+            }
+            admin.deleteConsumerGroups(List.of("g-cfg")).all().get();
+            assertThat(admin.describeConfigs(List.of(group)).all().get().get(group)
+                    .get("consumer.heartbeat.interval.ms").value()).isEqualTo("300");
+        }
+    }
 }

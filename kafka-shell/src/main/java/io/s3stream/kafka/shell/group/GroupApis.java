@@ -503,27 +503,36 @@ public final class GroupApis implements ApiFamily {
                 }
             }
         }
-        var hb = new ConsumerGroup.Heartbeat(d.memberId(), d.memberEpoch(), d.instanceId(), d.rackId(),
-                d.rebalanceTimeoutMs(), d.subscribedTopicNames(), d.subscribedTopicRegex(), d.serverAssignor(), owned,
-                clientId, clientHost, groups.config().groupConsumerSessionTimeoutMs());
-        return groups.consumerHeartbeat(d.groupId(), hb, topicsView()).thenApply(r -> {
-            ConsumerGroupHeartbeatResponseData out = new ConsumerGroupHeartbeatResponseData()
-                    .setErrorCode(r.error().code()).setErrorMessage(r.message()).setMemberId(r.memberId())
-                    .setMemberEpoch(r.memberEpoch())
-                    .setHeartbeatIntervalMs(groups.config().groupConsumerHeartbeatIntervalMs());
-            if (r.assignment() != null) {
-                var assignment = new ConsumerGroupHeartbeatResponseData.Assignment();
-                byTopic(r.assignment()).forEach((topic, partitions) -> {
-                    TopicRegistry.Topic t = topics.get(topic);
-                    if (t != null) {
-                        assignment.topicPartitions().add(new ConsumerGroupHeartbeatResponseData.TopicPartitions()
-                                .setTopicId(t.id()).setPartitions(partitions));
-                    }
-                });
-                out.setAssignment(assignment);
-            }
-            return new ConsumerGroupHeartbeatResponse(out);
+        Set<TopicPartition> ownedNow = owned;
+        // The group's own session timeout and heartbeat interval (kafka-configs --entity-type groups), else the broker's.
+        return GroupConfigs.overrides(groups.kv(), d.groupId()).thenCompose(overrides -> {
+            Map<String, String> cfg = GroupConfigs.effective(groups.config(), overrides);
+            int sessionTimeoutMs = Integer.parseInt(cfg.get(GroupConfigs.SESSION_TIMEOUT));
+            int heartbeatMs = Integer.parseInt(cfg.get(GroupConfigs.HEARTBEAT_INTERVAL));
+            var hb = new ConsumerGroup.Heartbeat(d.memberId(), d.memberEpoch(), d.instanceId(), d.rackId(),
+                    d.rebalanceTimeoutMs(), d.subscribedTopicNames(), d.subscribedTopicRegex(), d.serverAssignor(),
+                    ownedNow, clientId, clientHost, sessionTimeoutMs);
+            return groups.consumerHeartbeat(d.groupId(), hb, topicsView()).thenApply(r -> heartbeatResponse(r, heartbeatMs));
         });
+    }
+
+    private AbstractResponse heartbeatResponse(ConsumerGroup.Reply r, int heartbeatMs) {
+        ConsumerGroupHeartbeatResponseData out = new ConsumerGroupHeartbeatResponseData()
+                .setErrorCode(r.error().code()).setErrorMessage(r.message()).setMemberId(r.memberId())
+                .setMemberEpoch(r.memberEpoch())
+                .setHeartbeatIntervalMs(heartbeatMs);
+        if (r.assignment() != null) {
+            var assignment = new ConsumerGroupHeartbeatResponseData.Assignment();
+            byTopic(r.assignment()).forEach((topic, partitions) -> {
+                TopicRegistry.Topic t = topics.get(topic);
+                if (t != null) {
+                    assignment.topicPartitions().add(new ConsumerGroupHeartbeatResponseData.TopicPartitions()
+                            .setTopicId(t.id()).setPartitions(partitions));
+                }
+            });
+            out.setAssignment(assignment);
+        }
+        return new ConsumerGroupHeartbeatResponse(out);
     }
 
     private static Map<String, List<Integer>> byTopic(Set<TopicPartition> partitions) {

@@ -590,6 +590,7 @@ public final class GroupCoordinator implements AutoCloseable {
             }
             groups.remove(groupId);
             List<CompletableFuture<Void>> deletes = new ArrayList<>();
+            deletes.add(GroupConfigs.forget(kv, groupId));
             if (committed != null) {
                 committed.keySet().forEach(tp -> deletes.add(kv.delete(offsetKey(groupId, tp))));
             }

@@ -26,6 +26,19 @@ public final class ApiDispatcher {
     private final Map<ApiKeys, ApiFamily> byKey = new EnumMap<>(ApiKeys.class);
     private final Map<ApiKeys, short[]> versions = new EnumMap<>(ApiKeys.class);
     private final RequestObserver observer;
+    private final Throttle throttle;
+
+    /**
+     * Decides, once a request is answered, how long its client must wait (quotas): the time goes into the response's
+     * {@code throttle_time_ms} and the connection is not read for that long.
+     */
+    @FunctionalInterface
+    public interface Throttle {
+        Throttle NONE = (ctx, request, response) -> 0;
+
+        /** {@code response} is null for a request answered without a response (produce with acks=0). */
+        int throttleMs(RequestContext ctx, AbstractRequest request, AbstractResponse response);
+    }
 
     /** Told how long each answered request took, from dispatch to its response (metrics). */
     @FunctionalInterface
@@ -42,7 +55,13 @@ public final class ApiDispatcher {
 
     /** @throws IllegalArgumentException when two families declare the same key */
     public ApiDispatcher(List<ApiFamily> families, RequestObserver observer) {
+        this(families, observer, Throttle.NONE);
+    }
+
+    /** @throws IllegalArgumentException when two families declare the same key */
+    public ApiDispatcher(List<ApiFamily> families, RequestObserver observer, Throttle throttle) {
         this.observer = observer;
+        this.throttle = throttle;
         versions.put(ApiKeys.API_VERSIONS, API_VERSIONS);
         for (ApiFamily family : families) {
             family.versions().forEach((key, range) -> {
@@ -81,6 +100,12 @@ public final class ApiDispatcher {
             Throwable cause = ApiFamily.cause(e);
             LOG.log(System.Logger.Level.WARNING, () -> key + " v" + version + " failed", cause);
             return request.getErrorResponse(0, cause);
+        }).thenApply(r -> {
+            int ms = throttle.throttleMs(ctx, request, r);
+            if (ms > 0 && r != null) {
+                r.maybeSetThrottleTimeMs(ms);
+            }
+            return r;
         }).whenComplete((r, e) -> observer.completed(key, System.nanoTime() - start));
     }
 

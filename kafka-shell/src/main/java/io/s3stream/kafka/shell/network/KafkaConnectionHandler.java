@@ -45,6 +45,8 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
     private final ApiDispatcher apis;
     private final ArrayDeque<Slot> inFlight = new ArrayDeque<>();
     private ChannelHandlerContext ctx;
+    /** Until when (System.nanoTime) the connection is not read: a quota's throttle time (KIP-219). */
+    private long mutedUntilNanos = System.nanoTime();
     private final ChannelAdapter channel = new ChannelAdapter();
 
     private static final class Slot {
@@ -131,6 +133,9 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
                 // kafka-clients' Send: the size prefix, header and fields, with record sets as their own buffers,
                 // handed to Netty without copying them into one response buffer.
                 Send send = s.context.buildResponseSend(s.response);
+                if (s.response.throttleTimeMs() > 0) {
+                    mute(s.response.throttleTimeMs());
+                }
                 long written = send.writeTo(channel);
                 if (written != send.size() || !send.completed()) {
                     throw new IllegalStateException("response of " + send.size() + " bytes written as " + written);
@@ -146,9 +151,24 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
         if (wrote) {
             ctx.flush();
         }
-        if (inFlight.size() < MAX_IN_FLIGHT / 2 && !ctx.channel().config().isAutoRead()) {
+        if (inFlight.size() < MAX_IN_FLIGHT / 2 && !ctx.channel().config().isAutoRead()
+                && System.nanoTime() - mutedUntilNanos >= 0) {
             ctx.channel().config().setAutoRead(true);
         }
+    }
+
+    /** Stops reading from the connection for {@code ms} (the response says so to the client, which waits too). */
+    private void mute(int ms) {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+        if (until - mutedUntilNanos > 0) {
+            mutedUntilNanos = until;
+        }
+        ctx.channel().config().setAutoRead(false);
+        ctx.executor().schedule(() -> {
+            if (System.nanoTime() - mutedUntilNanos >= 0 && inFlight.size() < MAX_IN_FLIGHT / 2) {
+                ctx.channel().config().setAutoRead(true);
+            }
+        }, ms, TimeUnit.MILLISECONDS);
     }
 
     private static ByteBuffer copy(ByteBuf frame) {

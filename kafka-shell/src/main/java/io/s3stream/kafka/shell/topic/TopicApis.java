@@ -3,6 +3,7 @@ package io.s3stream.kafka.shell.topic;
 import io.s3stream.kafka.shell.config.ShellConfig;
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.log.Retention;
+import io.s3stream.kafka.shell.group.GroupConfigs;
 import io.s3stream.kafka.shell.network.ApiFamily;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
@@ -83,7 +84,8 @@ public final class TopicApis implements ApiFamily {
             case CREATE_TOPICS -> createTopics((CreateTopicsRequest) request);
             case DELETE_TOPICS -> deleteTopics((DeleteTopicsRequest) request, version);
             case CREATE_PARTITIONS -> createPartitions((CreatePartitionsRequest) request);
-            case DESCRIBE_CONFIGS -> CompletableFuture.completedFuture(describeConfigs((DescribeConfigsRequest) request));
+            case DESCRIBE_CONFIGS -> CompletableFuture.supplyAsync( // a GROUP resource reads the key-value space
+                    () -> describeConfigs((DescribeConfigsRequest) request), blocking);
             case ALTER_PARTITION_REASSIGNMENTS -> CompletableFuture.supplyAsync(
                     () -> alterReassignments((org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest) request), blocking);
             case INCREMENTAL_ALTER_CONFIGS -> CompletableFuture.supplyAsync(
@@ -285,6 +287,11 @@ public final class TopicApis implements ApiFamily {
                     }
                     continue;
                 }
+                if (res.resourceType() == 32) { // GROUP
+                    GroupConfigs.alter(config, topics.kv(), res.resourceName(), setsAndDeletes(res),
+                            request.data().validateOnly()).join();
+                    continue;
+                }
                 if (res.resourceType() != 2) {
                     throw new org.apache.kafka.common.errors.InvalidRequestException("unsupported resource type " + res.resourceType());
                 }
@@ -292,15 +299,7 @@ public final class TopicApis implements ApiFamily {
                     throw new org.apache.kafka.common.errors.UnknownTopicOrPartitionException(
                             "Topic '" + res.resourceName() + "' does not exist.");
                 }
-                Map<String, String> changes = new LinkedHashMap<>();
-                for (var c : res.configs()) {
-                    switch (c.configOperation()) {
-                        case 0 -> changes.put(c.name(), c.value());
-                        case 1 -> changes.put(c.name(), null);
-                        default -> throw new org.apache.kafka.common.errors.InvalidRequestException(
-                                "only SET and DELETE are supported, not operation " + c.configOperation() + " on " + c.name());
-                    }
-                }
+                Map<String, String> changes = setsAndDeletes(res);
                 Map<String, String> toValidate = new TreeMap<>();
                 changes.forEach((k, v) -> {
                     if (v != null) {
@@ -317,6 +316,21 @@ public final class TopicApis implements ApiFamily {
             }
         }
         return new org.apache.kafka.common.requests.IncrementalAlterConfigsResponse(out);
+    }
+
+    /** A resource's changes: SET (a value) and DELETE (null); APPEND and SUBTRACT get INVALID_REQUEST. */
+    private static Map<String, String> setsAndDeletes(
+            org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterConfigsResource res) {
+        Map<String, String> changes = new LinkedHashMap<>();
+        for (var c : res.configs()) {
+            switch (c.configOperation()) {
+                case 0 -> changes.put(c.name(), c.value());
+                case 1 -> changes.put(c.name(), null);
+                default -> throw new org.apache.kafka.common.errors.InvalidRequestException(
+                        "only SET and DELETE are supported, not operation " + c.configOperation() + " on " + c.name());
+            }
+        }
+        return changes;
     }
 
     /**
@@ -446,6 +460,9 @@ public final class TopicApis implements ApiFamily {
             } else if (res.resourceType() == 4 || res.resourceType() == 8) { // BROKER, BROKER_LOGGER
                 overrides = config.raw();
                 values = TopicConfigs.broker(config);
+            } else if (res.resourceType() == 32) { // GROUP: any group id, as in Kafka
+                overrides = GroupConfigs.overrides(topics.kv(), res.resourceName()).join();
+                values = GroupConfigs.effective(config, overrides);
             } else {
                 out.results().add(r.setErrorCode(Errors.INVALID_REQUEST.code())
                         .setErrorMessage("unsupported resource type " + res.resourceType()));
@@ -454,12 +471,15 @@ public final class TopicApis implements ApiFamily {
             List<DescribeConfigsResponseData.DescribeConfigsResourceResult> configs = new ArrayList<>();
             values.forEach((k, v) -> {
                 if (res.configurationKeys() == null || res.configurationKeys().contains(k)) {
-                    byte source = overrides.containsKey(k) ? (byte) (res.resourceType() == 2 ? 1 : 4) : (byte) 5;
+                    // TOPIC_CONFIG (1), STATIC_BROKER_CONFIG (4), GROUP_CONFIG (8), DEFAULT_CONFIG (5)
+                    byte source = !overrides.containsKey(k) ? (byte) 5
+                            : (byte) (res.resourceType() == 2 ? 1 : res.resourceType() == 32 ? 8 : 4);
                     // Secrets are never answered: sensitive keys without a value, credentials in URIs masked.
                     boolean sensitive = SensitiveConfigs.sensitiveKey(k);
                     String shown = sensitive ? null : SensitiveConfigs.masked(v);
                     configs.add(new DescribeConfigsResponseData.DescribeConfigsResourceResult().setName(k)
-                            .setValue(shown).setReadOnly(res.resourceType() != 2).setConfigSource(source)
+                            .setValue(shown).setReadOnly(res.resourceType() != 2 && res.resourceType() != 32)
+                            .setConfigSource(source)
                             .setIsSensitive(sensitive || !java.util.Objects.equals(shown, v)));
                 }
             });

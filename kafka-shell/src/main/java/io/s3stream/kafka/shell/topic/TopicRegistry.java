@@ -192,6 +192,11 @@ public final class TopicRegistry {
         return t == null || t.slot(p) == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.NOT_LEADER_OR_FOLLOWER;
     }
 
+    /** The shared key-value space the registry keeps topics in (also group configs). */
+    public KeyValues kv() {
+        return kv;
+    }
+
     public Topic get(String name) {
         return topics.get(name);
     }

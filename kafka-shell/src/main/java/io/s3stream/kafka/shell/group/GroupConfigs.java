@@ -1,0 +1,129 @@
+package io.s3stream.kafka.shell.group;
+
+import io.s3stream.KeyValues;
+import io.s3stream.kafka.shell.config.ShellConfig;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
+
+import java.io.IOException;
+import java.io.StringReader;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Per-group configs (the GROUP config resource of DescribeConfigs and IncrementalAlterConfigs, {@code kafka-configs.sh
+ * --entity-type groups}): a consumer-protocol group's session timeout and heartbeat interval, overriding the broker's
+ * {@code group.consumer.*} defaults. Kept in the shared key-value space ({@code kafka/group-config/<group>}), so every
+ * shell that coordinates the group applies them.
+ */
+public final class GroupConfigs {
+    static final String SESSION_TIMEOUT = "consumer.session.timeout.ms";
+    static final String HEARTBEAT_INTERVAL = "consumer.heartbeat.interval.ms";
+    private static final Set<String> KEYS = Set.of(SESSION_TIMEOUT, HEARTBEAT_INTERVAL);
+    private static final String PREFIX = "kafka/group-config/";
+
+    private GroupConfigs() {
+    }
+
+    private static String key(String group) {
+        return PREFIX + URLEncoder.encode(group, StandardCharsets.UTF_8);
+    }
+
+    /** The group's overrides (empty when it has none). */
+    public static CompletableFuture<Map<String, String>> overrides(KeyValues kv, String group) {
+        return kv.get(key(group)).thenApply(GroupConfigs::decode);
+    }
+
+    /** The broker's defaults and the group's overrides, by key. */
+    public static Map<String, String> effective(ShellConfig config, Map<String, String> overrides) {
+        Map<String, String> m = new TreeMap<>();
+        m.put(SESSION_TIMEOUT, Integer.toString(config.groupConsumerSessionTimeoutMs()));
+        m.put(HEARTBEAT_INTERVAL, Integer.toString(config.groupConsumerHeartbeatIntervalMs()));
+        m.putAll(overrides);
+        return m;
+    }
+
+    /**
+     * Applies SET ({@code value != null}) and DELETE ({@code null}) changes after validating the result; with
+     * {@code validateOnly} nothing is stored.
+     */
+    public static CompletableFuture<Void> alter(ShellConfig config, KeyValues kv, String group,
+                                                Map<String, String> changes, boolean validateOnly) {
+        return overrides(kv, group).thenCompose(current -> {
+            Map<String, String> next = new TreeMap<>(current);
+            changes.forEach((k, v) -> {
+                if (!KEYS.contains(k)) {
+                    throw new InvalidConfigurationException("unknown group config " + k + "; groups here have "
+                            + new TreeMap<>(Map.of(SESSION_TIMEOUT, "", HEARTBEAT_INTERVAL, "")).keySet());
+                }
+                if (v == null) {
+                    next.remove(k);
+                } else {
+                    next.put(k, v);
+                }
+            });
+            Map<String, String> effective = effective(config, next);
+            int session = positive(effective, SESSION_TIMEOUT);
+            int heartbeat = positive(effective, HEARTBEAT_INTERVAL);
+            if (heartbeat >= session) {
+                throw new InvalidConfigurationException(HEARTBEAT_INTERVAL + " (" + heartbeat + ") must be less than "
+                        + SESSION_TIMEOUT + " (" + session + ")");
+            }
+            if (validateOnly) {
+                return CompletableFuture.<Void>completedFuture(null);
+            }
+            return next.isEmpty() ? kv.delete(key(group)) : kv.put(key(group), encode(next));
+        });
+    }
+
+    /** Forgets a deleted group's configs. */
+    static CompletableFuture<Void> forget(KeyValues kv, String group) {
+        return kv.delete(key(group));
+    }
+
+    private static int positive(Map<String, String> m, String key) {
+        try {
+            int v = Integer.parseInt(m.get(key));
+            if (v > 0) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // fall through
+        }
+        throw new InvalidConfigurationException(key + " must be a positive number of milliseconds, was '"
+                + m.get(key) + "'");
+    }
+
+    private static Map<String, String> decode(Optional<byte[]> stored) {
+        Map<String, String> out = new TreeMap<>();
+        if (stored.isPresent()) {
+            Properties p = new Properties();
+            try {
+                p.load(new StringReader(new String(stored.get(), StandardCharsets.UTF_8)));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            p.stringPropertyNames().forEach(k -> out.put(k, p.getProperty(k)));
+        }
+        return out;
+    }
+
+    private static byte[] encode(Map<String, String> values) {
+        Properties p = new Properties();
+        p.putAll(values);
+        StringWriter w = new StringWriter();
+        try {
+            p.store(w, null);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return w.toString().getBytes(StandardCharsets.UTF_8);
+    }
+}
