@@ -203,4 +203,54 @@ class ConsumerGroupProtocolTest {
                     .get("consumer.heartbeat.interval.ms").value()).isEqualTo("300");
         }
     }
+
+    /**
+     * Mixed groups, as Kafka 4 supports them: a classic consumer group is upgraded online when a consumer-protocol
+     * member joins (the classic member keeps consuming and gives up half its partitions), and a classic consumer can
+     * join a consumer-protocol group. No partition is owned twice at any point.
+     */
+    @Test
+    void classicAndConsumerProtocolMembersShareAGroup() throws Exception {
+        try (ShellFixture fx = new ShellFixture(FAST); Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic("mixed", 4, (short) 1))).all().get();
+            Owned classicOwned = new Owned();
+            Owned newOwned = new Owned();
+            Owned secondClassicOwned = new Owned();
+            Map<String, Object> classic = Map.of(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic",
+                    ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 300, ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6000,
+                    ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
+                    "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+            try (KafkaConsumer<String, String> a = consumer(fx, "mixed-g", classic)) {
+                a.subscribe(List.of("mixed"), classicOwned);
+                pollUntil(() -> classicOwned.now.size() == 4, List.of(a));
+                a.commitSync();
+                // A consumer-protocol member arrives: the classic group becomes a consumer-protocol group.
+                try (KafkaConsumer<String, String> b = consumer(fx, "mixed-g", Map.of())) {
+                    b.subscribe(List.of("mixed"), newOwned);
+                    pollUntil(() -> classicOwned.now.size() == 2 && newOwned.now.size() == 2, List.of(a, b));
+                    Set<TopicPartition> overlap = new HashSet<>(classicOwned.now);
+                    overlap.retainAll(newOwned.now);
+                    assertThat(overlap).isEmpty();
+                    a.commitSync(); // the classic member commits with its generation (its member epoch)
+                    ConsumerGroupDescription d = admin.describeConsumerGroups(List.of("mixed-g")).all().get()
+                            .get("mixed-g");
+                    assertThat(d.type()).isEqualTo(GroupType.CONSUMER);
+                    assertThat(d.members()).hasSize(2);
+                    // A second classic consumer joins the consumer-protocol group.
+                    try (KafkaConsumer<String, String> c = consumer(fx, "mixed-g", classic)) {
+                        c.subscribe(List.of("mixed"), secondClassicOwned);
+                        pollUntil(() -> secondClassicOwned.now.size() >= 1
+                                && classicOwned.now.size() + newOwned.now.size() + secondClassicOwned.now.size() == 4
+                                && classicOwned.now.size() >= 1 && newOwned.now.size() >= 1, List.of(a, b, c));
+                        Set<TopicPartition> all = new HashSet<>();
+                        for (Owned o : List.of(classicOwned, newOwned, secondClassicOwned)) {
+                            for (TopicPartition tp : o.now) {
+                                assertThat(all.add(tp)).as("%s owned twice", tp).isTrue();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -62,6 +62,8 @@ final class ConsumerGroup {
         int sessionTimeoutMs;
         /** The assignment last sent to the member; null when it must be sent (again). */
         Set<TopicPartition> sent;
+        /** A member speaking the classic protocol (JoinGroup/SyncGroup/Heartbeat) in this group: its protocol name. */
+        String classicProtocol;
 
         Member(String memberId) {
             this.memberId = memberId;
@@ -298,6 +300,125 @@ final class ConsumerGroup {
             m.previousEpoch = m.epoch;
             m.epoch = assignmentEpoch;
         }
+    }
+
+    // ---------------------------------------------------------------- classic members (mixed groups)
+
+    /**
+     * JoinGroup of a classic consumer into this group (Kafka 4's mixed groups, for rolling upgrades and downgrades
+     * between the protocols): its subscription and owned partitions are read from the protocol metadata it sent, it is
+     * reconciled like any member (its member epoch is its generation), and it is answered at once, as a follower: the
+     * server assigns, and SyncGroup returns its assignment.
+     */
+    org.apache.kafka.common.message.JoinGroupResponseData classicJoin(
+            String memberId, String protocolName, byte[] metadata, int sessionTimeoutMs, int rebalanceTimeoutMs,
+            String clientId, String clientHost, Topics topics, long nowMs) {
+        org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription sub;
+        try {
+            sub = org.apache.kafka.clients.consumer.internals.ConsumerProtocol.deserializeSubscription(
+                    java.nio.ByteBuffer.wrap(metadata));
+        } catch (RuntimeException e) {
+            return new org.apache.kafka.common.message.JoinGroupResponseData()
+                    .setErrorCode(Errors.INCONSISTENT_GROUP_PROTOCOL.code()).setMemberId(memberId).setGenerationId(-1)
+                    .setProtocolName(null).setLeader("");
+        }
+        Member existing = members.get(memberId);
+        Set<TopicPartition> owned = new TreeSet<>(ServerAssignors.ORDER);
+        owned.addAll(sub.ownedPartitions()); // eager consumers rejoin owning nothing, cooperative ones say what they own
+        Reply r = heartbeat(new Heartbeat(memberId, existing == null ? 0 : existing.epoch, null, sub.rackId().orElse(null),
+                rebalanceTimeoutMs, sub.topics(), null, null, owned, clientId, clientHost, sessionTimeoutMs), topics, nowMs);
+        if (r.error() != Errors.NONE) {
+            return new org.apache.kafka.common.message.JoinGroupResponseData().setErrorCode(r.error().code())
+                    .setMemberId(memberId).setGenerationId(-1).setProtocolName(null).setLeader("");
+        }
+        Member m = members.get(memberId);
+        m.classicProtocol = protocolName;
+        return new org.apache.kafka.common.message.JoinGroupResponseData().setMemberId(memberId)
+                .setGenerationId(m.epoch).setProtocolType("consumer").setProtocolName(protocolName).setLeader("");
+    }
+
+    /** SyncGroup of a classic member: its current assignment, in the consumer protocol's encoding. */
+    org.apache.kafka.common.message.SyncGroupResponseData classicSync(String memberId, int generation) {
+        Member m = members.get(memberId);
+        Errors error = m == null || m.classicProtocol == null ? Errors.UNKNOWN_MEMBER_ID
+                : generation != m.epoch ? Errors.ILLEGAL_GENERATION : Errors.NONE;
+        if (error != Errors.NONE) {
+            return new org.apache.kafka.common.message.SyncGroupResponseData().setErrorCode(error.code())
+                    .setAssignment(new byte[0]);
+        }
+        java.nio.ByteBuffer bytes = org.apache.kafka.clients.consumer.internals.ConsumerProtocol.serializeAssignment(
+                new org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Assignment(List.copyOf(m.assigned)));
+        byte[] out = new byte[bytes.remaining()];
+        bytes.get(out);
+        return new org.apache.kafka.common.message.SyncGroupResponseData().setProtocolType("consumer")
+                .setProtocolName(m.classicProtocol).setAssignment(out);
+    }
+
+    /**
+     * Heartbeat of a classic member: REBALANCE_IN_PROGRESS while it must give up partitions or can be given more (it
+     * then rejoins, which reconciles it), else NONE.
+     */
+    Errors classicHeartbeat(String memberId, int generation, Topics topics, long nowMs) {
+        Member m = members.get(memberId);
+        if (m == null || m.classicProtocol == null) {
+            return Errors.UNKNOWN_MEMBER_ID;
+        }
+        if (generation != m.epoch) {
+            return Errors.ILLEGAL_GENERATION;
+        }
+        m.lastHeartbeatMs = nowMs;
+        if (!metadata(topics).equals(targetMetadata)) {
+            groupEpoch++;
+        }
+        if (assignmentEpoch < groupEpoch) {
+            computeTarget(topics);
+        }
+        return !m.revoking.isEmpty() || !m.assigned.equals(targetOf(memberId)) ? Errors.REBALANCE_IN_PROGRESS
+                : Errors.NONE;
+    }
+
+    /** LeaveGroup of a classic member. */
+    Errors classicLeave(String memberId) {
+        if (members.remove(memberId) == null) {
+            return Errors.UNKNOWN_MEMBER_ID;
+        }
+        groupEpoch++;
+        return Errors.NONE;
+    }
+
+    /**
+     * Adopts the members of a stable classic consumer group when its first consumer-protocol member arrives (the
+     * online upgrade): each keeps its assignment and generation as its member epoch, and is reconciled at its next
+     * heartbeat, which asks it to rejoin.
+     */
+    static ConsumerGroup fromClassic(String groupId, int generation, String protocolName,
+                                     Map<String, byte[]> subscriptions, Map<String, byte[]> assignments,
+                                     Map<String, int[]> timeouts, Topics topics, long nowMs) {
+        ConsumerGroup g = new ConsumerGroup(groupId);
+        Map<String, Set<TopicPartition>> current = new TreeMap<>();
+        for (Map.Entry<String, byte[]> e : subscriptions.entrySet()) {
+            Member m = new Member(e.getKey());
+            m.classicProtocol = protocolName;
+            m.epoch = generation;
+            m.previousEpoch = generation;
+            m.subscribedTopicNames = List.copyOf(org.apache.kafka.clients.consumer.internals.ConsumerProtocol
+                    .deserializeSubscription(java.nio.ByteBuffer.wrap(e.getValue())).topics());
+            byte[] a = assignments.get(e.getKey());
+            if (a != null && a.length > 0) {
+                m.assigned.addAll(org.apache.kafka.clients.consumer.internals.ConsumerProtocol
+                        .deserializeAssignment(java.nio.ByteBuffer.wrap(a)).partitions());
+            }
+            m.sessionTimeoutMs = timeouts.get(e.getKey())[0];
+            m.rebalanceTimeoutMs = timeouts.get(e.getKey())[1];
+            m.lastHeartbeatMs = nowMs;
+            g.members.put(m.memberId, m);
+            current.put(m.memberId, Set.copyOf(m.assigned));
+        }
+        g.groupEpoch = generation;
+        g.assignmentEpoch = generation;
+        g.target = current;
+        g.targetMetadata = g.metadata(topics);
+        return g;
     }
 
     /**

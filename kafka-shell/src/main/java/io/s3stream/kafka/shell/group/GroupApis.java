@@ -91,6 +91,7 @@ public final class GroupApis implements ApiFamily {
         this.groups = groups;
         this.brokers = brokers;
         this.liveIds = liveIds;
+        groups.topics(topicsView());
     }
 
     @Override
@@ -577,7 +578,8 @@ public final class GroupApis implements ApiFamily {
                             .setClientHost(m.clientHost == null ? "" : m.clientHost)
                             .setSubscribedTopicNames(m.subscribedTopicNames).setSubscribedTopicRegex(m.subscribedTopicRegex)
                             .setAssignment(describedAssignment(m.assigned))
-                            .setTargetAssignment(describedAssignment(cg.targetOf(m.memberId))).setMemberType((byte) 1));
+                            .setTargetAssignment(describedAssignment(cg.targetOf(m.memberId)))
+                            .setMemberType((byte) (m.classicProtocol == null ? 1 : 0)));
                 }
                 return dg;
             }));

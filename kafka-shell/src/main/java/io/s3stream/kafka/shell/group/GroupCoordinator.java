@@ -94,6 +94,18 @@ public final class GroupCoordinator implements AutoCloseable {
     private final Map<String, Group> groups = new HashMap<>();
     /** Groups of the consumer group protocol (KIP-848); a group id is in at most one of the two maps with members. */
     private final Map<String, ConsumerGroup> consumerGroups = new HashMap<>();
+    /** The cluster's topics as subscriptions see them (set by the group APIs). */
+    private volatile ConsumerGroup.Topics topics = new ConsumerGroup.Topics() {
+        @Override
+        public int partitions(String topic) {
+            return -1;
+        }
+
+        @Override
+        public Set<String> names() {
+            return Set.of();
+        }
+    };
     private final Map<String, Map<TopicPartition, Committed>> offsets = new HashMap<>();
 
     public GroupCoordinator(ShellConfig config, KeyValues kv) {
@@ -104,6 +116,10 @@ public final class GroupCoordinator implements AutoCloseable {
 
     ShellConfig config() {
         return config;
+    }
+
+    void topics(ConsumerGroup.Topics view) {
+        this.topics = view;
     }
 
     /** The key-value space that holds committed and staged offsets. */
@@ -158,8 +174,20 @@ public final class GroupCoordinator implements AutoCloseable {
         }
         ConsumerGroup cg = consumerGroups.get(groupId);
         if (cg != null && !cg.members.isEmpty()) {
-            // Kafka 4 can mix classic members into a consumer-protocol group; this shell does not.
-            f.complete(joinError(Errors.INCONSISTENT_GROUP_PROTOCOL, req.memberId()));
+            // A classic consumer joining a consumer-protocol group: a classic member of a mixed group.
+            if (!"consumer".equals(req.protocolType()) || req.protocols().isEmpty()) {
+                f.complete(joinError(Errors.INCONSISTENT_GROUP_PROTOCOL, req.memberId()));
+                return;
+            }
+            String memberId = req.memberId().isEmpty() ? clientId + "-" + UUID.randomUUID() : req.memberId();
+            if (!req.memberId().isEmpty() && !cg.members.containsKey(memberId)) {
+                f.complete(joinError(Errors.UNKNOWN_MEMBER_ID, memberId));
+                return;
+            }
+            JoinGroupRequestData.JoinGroupRequestProtocol p = req.protocols().iterator().next();
+            f.complete(cg.classicJoin(memberId, p.name(), p.metadata(), req.sessionTimeoutMs(),
+                    version >= 1 ? req.rebalanceTimeoutMs() : req.sessionTimeoutMs(), clientId, clientHost, topics,
+                    now()));
             return;
         }
         consumerGroups.remove(groupId);
@@ -319,6 +347,11 @@ public final class GroupCoordinator implements AutoCloseable {
     CompletableFuture<SyncGroupResponseData> sync(SyncGroupRequestData req) {
         return call(() -> {
             CompletableFuture<SyncGroupResponseData> f = new CompletableFuture<>();
+            ConsumerGroup cg = consumerGroups.get(req.groupId());
+            if (cg != null && cg.members.containsKey(req.memberId())) {
+                f.complete(cg.classicSync(req.memberId(), req.generationId()));
+                return f;
+            }
             Group g = groups.get(req.groupId());
             Member m = g == null ? null : g.members.get(req.memberId());
             if (m == null) {
@@ -363,6 +396,10 @@ public final class GroupCoordinator implements AutoCloseable {
 
     CompletableFuture<Errors> heartbeat(String groupId, String memberId, int generation) {
         return call(() -> {
+            ConsumerGroup cg = consumerGroups.get(groupId);
+            if (cg != null && cg.members.containsKey(memberId)) {
+                return cg.classicHeartbeat(memberId, generation, topics, now());
+            }
             Group g = groups.get(groupId);
             Member m = g == null ? null : g.members.get(memberId);
             if (m == null) {
@@ -384,8 +421,11 @@ public final class GroupCoordinator implements AutoCloseable {
         return call(() -> {
             Map<String, Errors> result = new LinkedHashMap<>();
             Group g = groups.get(groupId);
+            ConsumerGroup cg = consumerGroups.get(groupId);
             for (String id : memberIds) {
-                if (g == null || !g.members.containsKey(id)) {
+                if (cg != null && cg.members.containsKey(id)) {
+                    result.put(id, cg.classicLeave(id));
+                } else if (g == null || !g.members.containsKey(id)) {
                     result.put(id, Errors.UNKNOWN_MEMBER_ID);
                 } else {
                     removeMember(g, id);
@@ -434,13 +474,38 @@ public final class GroupCoordinator implements AutoCloseable {
             }
             Group classic = groups.get(groupId);
             if (classic != null && !classic.members.isEmpty()) {
-                return ConsumerGroup.Reply.error(Errors.GROUP_ID_NOT_FOUND, "group " + groupId + " is a classic "
-                        + "group with members; this broker does not mix the classic and consumer protocols in a group");
+                if (!"consumer".equals(classic.protocolType)) {
+                    return ConsumerGroup.Reply.error(Errors.GROUP_ID_NOT_FOUND, "group " + groupId + " is a classic "
+                            + "group of protocol type " + classic.protocolType + ", not a consumer group");
+                }
+                if (classic.state != State.STABLE) {
+                    // Converted only between rebalances; the member retries.
+                    return ConsumerGroup.Reply.error(Errors.COORDINATOR_LOAD_IN_PROGRESS, "classic group " + groupId
+                            + " is rebalancing; it becomes a consumer-protocol group once stable");
+                }
+                consumerGroups.put(groupId, upgrade(classic, topics));
             }
             groups.remove(groupId);
             ConsumerGroup cg = consumerGroups.computeIfAbsent(groupId, ConsumerGroup::new);
             return cg.heartbeat(hb, topics, now());
         });
+    }
+
+    /** The online upgrade: a stable classic consumer group becomes a consumer-protocol group with classic members. */
+    private ConsumerGroup upgrade(Group classic, ConsumerGroup.Topics view) {
+        if (classic.rebalanceTimer != null) {
+            classic.rebalanceTimer.cancel(false);
+        }
+        Map<String, byte[]> subscriptions = new LinkedHashMap<>();
+        Map<String, byte[]> assignments = new HashMap<>();
+        Map<String, int[]> timeouts = new HashMap<>();
+        for (Member m : classic.members.values()) {
+            subscriptions.put(m.memberId, m.protocols.get(classic.protocolName));
+            assignments.put(m.memberId, m.assignment);
+            timeouts.put(m.memberId, new int[] {m.sessionTimeoutMs, m.rebalanceTimeoutMs});
+        }
+        return ConsumerGroup.fromClassic(classic.groupId, classic.generation, classic.protocolName, subscriptions,
+                assignments, timeouts, view, now());
     }
 
     /** A consumer-protocol group, read on the coordinator thread by {@code reader}; null if there is none. */
