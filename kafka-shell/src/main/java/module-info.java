@@ -16,6 +16,7 @@ module io.s3stream.kafka.shell {
     requires io.s3stream.metrics.micrometer;
     requires micrometer.registry.prometheus;
     requires jdk.httpserver; // metrics.port
+    requires java.security.sasl; // SASL listeners (Kafka's PlainSaslServer is a javax.security.sasl.SaslServer)
 
     exports io.s3stream.kafka.shell;
     exports io.s3stream.kafka.shell.config;

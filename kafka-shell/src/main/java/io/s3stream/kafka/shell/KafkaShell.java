@@ -27,6 +27,7 @@ import io.s3stream.kafka.shell.metrics.ShellMetrics;
 import io.s3stream.kafka.shell.network.ApiDispatcher;
 import io.s3stream.kafka.shell.network.ConnectionInitializer;
 import io.s3stream.kafka.shell.network.RequestMemoryPool;
+import io.s3stream.kafka.shell.network.SaslAuthentication;
 import io.s3stream.kafka.shell.network.TlsContexts;
 import io.s3stream.kafka.shell.produce.ProduceApis;
 import io.s3stream.kafka.shell.topic.TopicApis;
@@ -121,6 +122,9 @@ public final class KafkaShell implements AutoCloseable {
                         groups.forgetTopic(topic);
                         metrics.forgetTopic(topic);
                     }, blocking, cluster::brokers)), metrics, quotas::throttleMs);
+            if (config.securityProtocol().startsWith("SASL_")) {
+                apis.advertiseSasl();
+            }
             this.metricsPort = config.metricsPort() < 0 ? -1 : metrics.serve(config.metricsHost(), config.metricsPort());
             periodically(config.retentionCheckIntervalMs(), () -> true, () -> applyRetention(topics));
             cluster.boundPort(port);
@@ -208,8 +212,12 @@ public final class KafkaShell implements AutoCloseable {
     private Channel bind(ShellConfig config) {
         int maxFrame = config.socketRequestMaxBytes();
         io.netty.handler.ssl.SslContext tls;
+        SaslAuthentication sasl;
         try {
-            tls = config.securityProtocol().equals("SSL") ? TlsContexts.server(k -> config.get(k, null)) : null;
+            String protocol = config.securityProtocol();
+            tls = protocol.endsWith("SSL") ? TlsContexts.server(k -> config.get(k, null)) : null;
+            sasl = protocol.startsWith("SASL_")
+                    ? SaslAuthentication.fromConfig(config.listenerName(), k -> config.get(k, null)) : null;
         } catch (RuntimeException e) {
             boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
             workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
@@ -222,7 +230,8 @@ public final class KafkaShell implements AutoCloseable {
                     .option(ChannelOption.AUTO_READ, false)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new ConnectionInitializer(() -> apis, maxFrame, requestMemory,
-                            config.connectionsMaxIdleMs(), tls))
+                            config.connectionsMaxIdleMs(), tls, sasl, config.listenerName(),
+                            org.apache.kafka.common.security.auth.SecurityProtocol.forName(config.securityProtocol())))
                     .bind(address).syncUninterruptibly().channel();
         } catch (Exception e) { // Netty rethrows the checked BindException without declaring it
             boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();

@@ -39,7 +39,8 @@ class ClientQuotasTest {
         return new ClientQuotaEntity(m);
     }
 
-    private static double metric(Map<MetricName, ? extends Metric> metrics, String name) {
+    /** The largest value of a client metric over its non-per-node instances. */
+    static double metric(Map<MetricName, ? extends Metric> metrics, String name) {
         return metrics.entrySet().stream().filter(e -> e.getKey().name().equals(name)
                         && !e.getKey().tags().containsKey("node-id"))
                 .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue()).max().orElse(Double.NaN);

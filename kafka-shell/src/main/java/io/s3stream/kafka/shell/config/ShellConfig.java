@@ -25,6 +25,7 @@ public final class ShellConfig {
 
     private final Map<String, String> raw;
     private final String host;
+    private final String listenerName;
     private final String securityProtocol;
     private final int port;
     private final String advertisedHost;
@@ -66,6 +67,7 @@ public final class ShellConfig {
         String listener = get("listeners", null);
         String hostPort;
         String protocol = "PLAINTEXT";
+        String listenerName = "PLAINTEXT";
         if (listener != null) {
             String first = listener.split(",")[0].trim();
             int scheme = first.indexOf("://");
@@ -74,10 +76,12 @@ public final class ShellConfig {
             }
             hostPort = first.substring(scheme + 3);
             protocol = securityProtocol(first.substring(0, scheme), get("listener.security.protocol.map", null));
+            listenerName = first.substring(0, scheme).toUpperCase(java.util.Locale.ROOT);
         } else {
             hostPort = get("host.name", "127.0.0.1") + ":" + get("port", "9092");
         }
         this.securityProtocol = protocol;
+        this.listenerName = listenerName;
         int colon = hostPort.lastIndexOf(':');
         if (colon < 0) {
             throw new InvalidConfigException("listeners must give host:port, was '" + hostPort + "'");
@@ -232,12 +236,14 @@ public final class ShellConfig {
     }
 
     public String host() { return host; }
-    /** The listener's security protocol: PLAINTEXT or SSL. */
+    /** The listener's name as {@code listeners} gives it (the part before {@code ://}), upper case. */
+    public String listenerName() { return listenerName; }
+    /** The listener's security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. */
     public String securityProtocol() { return securityProtocol; }
 
     /**
      * The security protocol of listener {@code name}: the name itself when it is one (PLAINTEXT, SSL), else what
-     * {@code listener.security.protocol.map} maps it to, as Kafka reads it. SASL is refused by name (not built yet).
+     * {@code listener.security.protocol.map} maps it to, as Kafka reads it.
      */
     private static String securityProtocol(String name, String map) {
         String protocol = name.toUpperCase(java.util.Locale.ROOT);
@@ -250,11 +256,10 @@ public final class ShellConfig {
             }
         }
         return switch (protocol) {
-            case "PLAINTEXT", "SSL" -> protocol;
-            case "SASL_PLAINTEXT", "SASL_SSL" -> throw new InvalidConfigException("listener " + name + ": " + protocol
-                    + " is not supported yet; kafka-shell has PLAINTEXT and SSL listeners (issue 19)");
+            case "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL" -> protocol;
             default -> throw new InvalidConfigException("listener " + name + ": unknown security protocol '" + protocol
-                    + "' (PLAINTEXT or SSL, or map the name in listener.security.protocol.map)");
+                    + "' (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, or map the name in "
+                    + "listener.security.protocol.map)");
         };
     }
     public int port() { return port; }

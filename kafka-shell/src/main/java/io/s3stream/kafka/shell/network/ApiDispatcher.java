@@ -73,6 +73,16 @@ public final class ApiDispatcher {
         }
     }
 
+    /**
+     * Adds SaslHandshake and SaslAuthenticate v0–2 to what ApiVersions advertises, on a SASL listener (the connection
+     * handler answers them; call before serving). SaslHandshake v0 is advertised because librdkafka looks for it, but
+     * its raw-token exchange is not spoken: clients that can use v1 (all current ones) do.
+     */
+    public void advertiseSasl() {
+        versions.put(ApiKeys.SASL_HANDSHAKE, new short[] {0, 1});
+        versions.put(ApiKeys.SASL_AUTHENTICATE, new short[] {0, 2});
+    }
+
     /** Whether {@code version} of {@code key} is answered. */
     public boolean supports(ApiKeys key, short version) {
         short[] range = versions.get(key);

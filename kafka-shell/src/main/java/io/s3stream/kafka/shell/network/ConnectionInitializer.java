@@ -4,12 +4,14 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
+import org.apache.kafka.common.network.ListenerName;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
 
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
- * The pipeline of one client connection: TLS on an SSL listener ({@link TlsContexts}), the idle timer
+ * The pipeline of one client connection: TLS on an SSL or SASL_SSL listener ({@link TlsContexts}), the idle timer
  * ({@code connections.max.idle.ms}), the frame decoder under the shared request memory budget
  * ({@code queued.max.request.bytes}, {@code socket.request.max.bytes}), and the request handler.
  */
@@ -19,21 +21,31 @@ public final class ConnectionInitializer extends ChannelInitializer<SocketChanne
     private final RequestMemoryPool pool;
     private final long idleMs;
     private final SslContext tls;
+    private final SaslAuthentication sasl;
+    private final ListenerName listenerName;
+    private final SecurityProtocol protocol;
 
     /**
      * @param apis          the dispatcher; asked for at the first connection (the listener is bound before it exists)
      * @param maxFrameBytes {@code socket.request.max.bytes}
      * @param pool          the request memory budget shared by every connection
      * @param idleMs        {@code connections.max.idle.ms}; zero or negative for no idle timeout
-     * @param tls           the server's TLS context on an SSL listener, null on a PLAINTEXT one
+     * @param tls           the server's TLS context on an SSL or SASL_SSL listener, else null
+     * @param sasl          the authentication of a SASL listener, else null
+     * @param listenerName  the listener's name (request contexts carry it)
+     * @param protocol      the listener's security protocol
      */
     public ConnectionInitializer(Supplier<ApiDispatcher> apis, int maxFrameBytes, RequestMemoryPool pool, long idleMs,
-                                 SslContext tls) {
+                                 SslContext tls, SaslAuthentication sasl, String listenerName,
+                                 SecurityProtocol protocol) {
         this.apis = apis;
         this.maxFrameBytes = maxFrameBytes;
         this.pool = pool;
         this.idleMs = idleMs;
         this.tls = tls;
+        this.sasl = sasl;
+        this.listenerName = ListenerName.normalised(listenerName);
+        this.protocol = protocol;
     }
 
     @Override
@@ -45,6 +57,7 @@ public final class ConnectionInitializer extends ChannelInitializer<SocketChanne
             ch.pipeline().addLast(new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS));
         }
         ch.pipeline().addLast(new BudgetedFrameDecoder(maxFrameBytes, pool));
-        ch.pipeline().addLast(new KafkaConnectionHandler(apis.get()));
+        ch.pipeline().addLast(new KafkaConnectionHandler(apis.get(), sasl == null ? null : sasl.session(), listenerName,
+                protocol));
     }
 }

@@ -14,6 +14,8 @@ import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.SaslAuthenticateRequest;
+import org.apache.kafka.common.requests.SaslHandshakeRequest;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
 
@@ -43,6 +45,12 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
             TimeUnit.MINUTES.toNanos(1));
 
     private final ApiDispatcher apis;
+    /** The connection's SASL authentication on a SASL listener, else null. */
+    private final SaslAuthentication.Session sasl;
+    private final ListenerName listenerName;
+    private final SecurityProtocol protocol;
+    private static final RateLimitedLog SASL_REFUSED = new RateLimitedLog(LOG, System.Logger.Level.INFO,
+            TimeUnit.MINUTES.toNanos(1));
     private final ArrayDeque<Slot> inFlight = new ArrayDeque<>();
     private ChannelHandlerContext ctx;
     /** Until when (System.nanoTime) the connection is not read: a quota's throttle time (KIP-219). */
@@ -60,7 +68,15 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     public KafkaConnectionHandler(ApiDispatcher apis) {
+        this(apis, null, ListenerName.forSecurityProtocol(SecurityProtocol.PLAINTEXT), SecurityProtocol.PLAINTEXT);
+    }
+
+    KafkaConnectionHandler(ApiDispatcher apis, SaslAuthentication.Session sasl, ListenerName listenerName,
+                           SecurityProtocol protocol) {
         this.apis = apis;
+        this.sasl = sasl;
+        this.listenerName = listenerName;
+        this.protocol = protocol;
     }
 
     @Override
@@ -81,9 +97,9 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
             RequestHeader header = RequestHeader.parse(buffer);
             InetSocketAddress remote = (InetSocketAddress) ctx.channel().remoteAddress();
             context = new RequestContext(header, ctx.channel().id().asShortText(),
-                    remote == null ? null : remote.getAddress(), KafkaPrincipal.ANONYMOUS,
-                    ListenerName.forSecurityProtocol(SecurityProtocol.PLAINTEXT), SecurityProtocol.PLAINTEXT,
-                    ClientInformation.EMPTY, false);
+                    remote == null ? null : remote.getAddress(),
+                    sasl != null && sasl.authenticated() ? sasl.principal() : KafkaPrincipal.ANONYMOUS,
+                    listenerName, protocol, ClientInformation.EMPTY, false);
             if (header.apiKey() != ApiKeys.API_VERSIONS && !header.isApiVersionSupported()) {
                 throw new IllegalArgumentException("version " + header.apiVersion() + " of " + header.apiKey()
                         + " is unknown to the protocol library");
@@ -99,6 +115,28 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
         boolean holdsFrame = context.header.apiKey() == ApiKeys.PRODUCE;
         if (!holdsFrame) {
             frame.release();
+        }
+        ApiKeys key = context.header.apiKey();
+        if (sasl != null && (key == ApiKeys.SASL_HANDSHAKE || key == ApiKeys.SASL_AUTHENTICATE)) {
+            Slot slot = new Slot(context);
+            inFlight.addLast(slot);
+            slot.response = key == ApiKeys.SASL_HANDSHAKE ? sasl.handshake((SaslHandshakeRequest) request)
+                    : sasl.authenticate((SaslAuthenticateRequest) request);
+            slot.done = true;
+            flush();
+            if (sasl.failed()) {
+                SASL_REFUSED.log(() -> "SASL authentication from " + ctx.channel().remoteAddress() + " failed; "
+                        + "closing the connection");
+                ctx.close();
+            }
+            return;
+        }
+        if (sasl != null && !sasl.authenticated() && key != ApiKeys.API_VERSIONS) {
+            // Kafka's rule: before authentication only ApiVersions and the SASL requests are allowed.
+            SASL_REFUSED.log(() -> "closing " + ctx.channel().remoteAddress() + ": " + key
+                    + " before SASL authentication");
+            ctx.close();
+            return;
         }
         Slot slot = new Slot(context);
         inFlight.addLast(slot);

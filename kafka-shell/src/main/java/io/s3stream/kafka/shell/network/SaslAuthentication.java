@@ -1,0 +1,181 @@
+package io.s3stream.kafka.shell.network;
+
+import io.s3stream.InvalidConfigException;
+import org.apache.kafka.common.config.types.Password;
+import org.apache.kafka.common.errors.SaslAuthenticationException;
+import org.apache.kafka.common.message.SaslAuthenticateResponseData;
+import org.apache.kafka.common.message.SaslHandshakeResponseData;
+import org.apache.kafka.common.network.ListenerName;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.SaslAuthenticateRequest;
+import org.apache.kafka.common.requests.SaslAuthenticateResponse;
+import org.apache.kafka.common.requests.SaslHandshakeRequest;
+import org.apache.kafka.common.requests.SaslHandshakeResponse;
+import org.apache.kafka.common.security.JaasContext;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.plain.PlainAuthenticateCallback;
+import org.apache.kafka.common.security.plain.internals.PlainSaslServer;
+
+import javax.security.auth.callback.Callback;
+import javax.security.auth.callback.NameCallback;
+import javax.security.auth.callback.UnsupportedCallbackException;
+import javax.security.auth.login.AppConfigurationEntry;
+
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * SASL authentication of a SASL_PLAINTEXT or SASL_SSL listener, with the PLAIN mechanism (RFC 4616) as Kafka
+ * configures it: the users and their passwords are the {@code user_<name>="<password>"} options of the listener's JAAS
+ * config ({@code listener.name.<listener>.plain.sasl.jaas.config}, or {@code sasl.jaas.config}). The exchange is
+ * Kafka's (KIP-152): SaslHandshake v1 names the mechanism, SaslAuthenticate carries the tokens; until it succeeds a
+ * connection may send only ApiVersions and those two, anything else closes it. The authenticated user is the
+ * connection's principal ({@code User:<name>}), which quotas use.
+ *
+ * <p>Kafka's own {@link PlainSaslServer} parses the tokens; this class supplies the password check (a constant-time
+ * comparison). Passwords are kept as UTF-8 bytes in memory and never logged or answered.
+ */
+public final class SaslAuthentication {
+    public static final String PLAIN = "PLAIN";
+    private final Map<String, byte[]> passwords;
+
+    private SaslAuthentication(Map<String, byte[]> passwords) {
+        this.passwords = passwords;
+    }
+
+    /**
+     * The authentication of a listener named {@code listenerName}, from Kafka's settings as {@code setting} reads them.
+     *
+     * @throws InvalidConfigException when a mechanism other than PLAIN is enabled, or no JAAS config names a user
+     */
+    public static SaslAuthentication fromConfig(String listenerName, Function<String, String> setting) {
+        String mechanisms = setting.apply("sasl.enabled.mechanisms");
+        if (mechanisms != null) {
+            for (String m : mechanisms.split(",")) {
+                if (!m.trim().equals(PLAIN) && !m.isBlank()) {
+                    throw new InvalidConfigException("sasl.enabled.mechanisms: " + m.trim() + " is not supported; "
+                            + "kafka-shell's SASL listeners offer PLAIN (issue 19)");
+                }
+            }
+        }
+        String key = "listener.name." + listenerName.toLowerCase(java.util.Locale.ROOT) + ".plain.sasl.jaas.config";
+        String jaas = setting.apply(key);
+        if (jaas == null) {
+            key = "sasl.jaas.config";
+            jaas = setting.apply(key);
+        }
+        if (jaas == null) {
+            throw new InvalidConfigException("listener " + listenerName + " uses SASL but neither listener.name."
+                    + listenerName.toLowerCase(java.util.Locale.ROOT) + ".plain.sasl.jaas.config nor sasl.jaas.config "
+                    + "is set (org.apache.kafka.common.security.plain.PlainLoginModule required user_<name>=\"<password>\";)");
+        }
+        Map<String, byte[]> passwords = new HashMap<>();
+        try {
+            JaasContext context = JaasContext.loadServerContext(ListenerName.normalised(listenerName), PLAIN,
+                    Map.of("plain.sasl.jaas.config", new Password(jaas)));
+            for (AppConfigurationEntry e : context.configurationEntries()) {
+                e.getOptions().forEach((k, v) -> {
+                    if (k.startsWith("user_") && v instanceof String password) {
+                        passwords.put(k.substring("user_".length()), password.getBytes(StandardCharsets.UTF_8));
+                    }
+                });
+            }
+        } catch (IllegalArgumentException e) {
+            // JaasConfig's message quotes the config, passwords included: say where, not what.
+            throw new InvalidConfigException(key + " is not a valid JAAS configuration (its value is not shown: it holds "
+                    + "passwords)");
+        }
+        if (passwords.isEmpty()) {
+            throw new InvalidConfigException(key + " defines no user (options user_<name>=\"<password>\")");
+        }
+        return new SaslAuthentication(Map.copyOf(passwords));
+    }
+
+    /** The users that may authenticate (for logs: names only). */
+    public List<String> users() {
+        return passwords.keySet().stream().sorted().toList();
+    }
+
+    /** One connection's authentication state. Owned by the connection's event loop. */
+    Session session() {
+        return new Session();
+    }
+
+    final class Session {
+        private PlainSaslServer server;
+        private KafkaPrincipal principal;
+        private boolean failed;
+
+        boolean authenticated() {
+            return principal != null;
+        }
+
+        /** Whether the connection must be closed once the last response is written (a failed authentication). */
+        boolean failed() {
+            return failed;
+        }
+
+        KafkaPrincipal principal() {
+            return principal;
+        }
+
+        AbstractResponse handshake(SaslHandshakeRequest request) {
+            var out = new SaslHandshakeResponseData().setMechanisms(List.of(PLAIN));
+            if (server != null || principal != null) {
+                return new SaslHandshakeResponse(out.setErrorCode(Errors.ILLEGAL_SASL_STATE.code()));
+            }
+            if (!PLAIN.equals(request.data().mechanism())) {
+                failed = true;
+                return new SaslHandshakeResponse(out.setErrorCode(Errors.UNSUPPORTED_SASL_MECHANISM.code()));
+            }
+            server = new PlainSaslServer(this::check);
+            return new SaslHandshakeResponse(out.setErrorCode(Errors.NONE.code()));
+        }
+
+        AbstractResponse authenticate(SaslAuthenticateRequest request) {
+            var out = new SaslAuthenticateResponseData().setAuthBytes(new byte[0]);
+            if (server == null || principal != null) {
+                failed = true;
+                return new SaslAuthenticateResponse(out.setErrorCode(Errors.ILLEGAL_SASL_STATE.code())
+                        .setErrorMessage("SaslAuthenticate before a SaslHandshake, or after authentication"));
+            }
+            try {
+                byte[] challenge = server.evaluateResponse(request.data().authBytes());
+                if (server.isComplete()) {
+                    principal = new KafkaPrincipal(KafkaPrincipal.USER_TYPE, server.getAuthorizationID());
+                }
+                return new SaslAuthenticateResponse(out.setAuthBytes(challenge).setErrorCode(Errors.NONE.code()));
+            } catch (SaslAuthenticationException e) {
+                failed = true;
+                return new SaslAuthenticateResponse(out.setErrorCode(Errors.SASL_AUTHENTICATION_FAILED.code())
+                        .setErrorMessage(e.getMessage()));
+            }
+        }
+
+        private void check(Callback[] callbacks) throws UnsupportedCallbackException {
+            String user = null;
+            for (Callback c : callbacks) {
+                if (c instanceof NameCallback n) {
+                    user = n.getDefaultName();
+                } else if (c instanceof PlainAuthenticateCallback p) {
+                    byte[] expected = user == null ? null : passwords.get(user);
+                    ByteBuffer given = StandardCharsets.UTF_8.encode(CharBuffer.wrap(p.password()));
+                    byte[] bytes = new byte[given.remaining()];
+                    given.get(bytes);
+                    p.authenticated(expected != null && MessageDigest.isEqual(expected, bytes));
+                    Arrays.fill(bytes, (byte) 0);
+                } else {
+                    throw new UnsupportedCallbackException(c);
+                }
+            }
+        }
+    }
+}
