@@ -28,6 +28,8 @@ import io.s3stream.kafka.shell.network.ApiDispatcher;
 import io.s3stream.kafka.shell.network.ConnectionInitializer;
 import io.s3stream.kafka.shell.network.RequestMemoryPool;
 import io.s3stream.kafka.shell.network.SaslAuthentication;
+import io.s3stream.kafka.shell.network.ScramApis;
+import io.s3stream.kafka.shell.network.ScramCredentials;
 import io.s3stream.kafka.shell.network.TlsContexts;
 import io.s3stream.kafka.shell.produce.ProduceApis;
 import io.s3stream.kafka.shell.topic.TopicApis;
@@ -60,6 +62,8 @@ import java.util.concurrent.TimeUnit;
 public final class KafkaShell implements AutoCloseable {
     private final ShellConfig config;
     private final StreamStorage storage;
+    /** SCRAM users; given their store once storage is open (the listener is bound before). */
+    private final ScramCredentials scram = new ScramCredentials();
     /** Set before the listener accepts its first connection. */
     private volatile ApiDispatcher apis;
     /** The memory budget of requests in flight, across connections ({@code queued.max.request.bytes}). */
@@ -114,7 +118,9 @@ public final class KafkaShell implements AutoCloseable {
                     topics::brokers, config.transactionMaxTimeoutMs());
             ClientQuotas quotas = new ClientQuotas(storage.keyValues());
             quotas.refresh();
+            scram.attach(storage.keyValues());
             this.apis = new ApiDispatcher(List.of(cluster, groupApis, new QuotaApis(quotas, blocking),
+                    new ScramApis(scram, blocking),
                     new ProduceApis(config, topics, metrics),
                     new TxnApis(transactions, topics),
                     new FetchApis(topics, timer, metrics),
@@ -164,7 +170,8 @@ public final class KafkaShell implements AutoCloseable {
                 topics.reconcile();
                 groups.retainOnly(groupApis::coordinates);
                 syncKeyCompaction(topics);
-                quotas.refresh(); // quotas altered on another shell
+                quotas.refresh(); // quotas and SCRAM users altered on another shell
+                scram.refresh();
             });
             transactions.start(config.transactionSweepMs());
             server.config().setAutoRead(true); // accept connections from now on
@@ -217,7 +224,7 @@ public final class KafkaShell implements AutoCloseable {
             String protocol = config.securityProtocol();
             tls = protocol.endsWith("SSL") ? TlsContexts.server(k -> config.get(k, null)) : null;
             sasl = protocol.startsWith("SASL_")
-                    ? SaslAuthentication.fromConfig(config.listenerName(), k -> config.get(k, null)) : null;
+                    ? SaslAuthentication.fromConfig(config.listenerName(), k -> config.get(k, null), scram) : null;
         } catch (RuntimeException e) {
             boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
             workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();

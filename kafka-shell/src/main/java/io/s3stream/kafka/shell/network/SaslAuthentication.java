@@ -16,6 +16,9 @@ import org.apache.kafka.common.security.JaasContext;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.plain.PlainAuthenticateCallback;
 import org.apache.kafka.common.security.plain.internals.PlainSaslServer;
+import org.apache.kafka.common.security.scram.ScramCredentialCallback;
+import org.apache.kafka.common.security.scram.internals.ScramMechanism;
+import org.apache.kafka.common.security.scram.internals.ScramSaslServer;
 
 import javax.security.auth.callback.Callback;
 import javax.security.auth.callback.NameCallback;
@@ -45,26 +48,43 @@ import java.util.function.Function;
  */
 public final class SaslAuthentication {
     public static final String PLAIN = "PLAIN";
+    private final List<String> mechanisms;
     private final Map<String, byte[]> passwords;
+    private final ScramCredentials scram;
 
-    private SaslAuthentication(Map<String, byte[]> passwords) {
+    private SaslAuthentication(List<String> mechanisms, Map<String, byte[]> passwords, ScramCredentials scram) {
+        this.mechanisms = mechanisms;
         this.passwords = passwords;
+        this.scram = scram;
     }
 
     /**
      * The authentication of a listener named {@code listenerName}, from Kafka's settings as {@code setting} reads them.
      *
-     * @throws InvalidConfigException when a mechanism other than PLAIN is enabled, or no JAAS config names a user
+     * @param scram the SCRAM credentials (SCRAM-SHA-256 and SCRAM-SHA-512 users)
+     * @throws InvalidConfigException when a mechanism other than PLAIN and SCRAM is enabled, or PLAIN is and no JAAS
+     *                                config names a user
      */
-    public static SaslAuthentication fromConfig(String listenerName, Function<String, String> setting) {
-        String mechanisms = setting.apply("sasl.enabled.mechanisms");
-        if (mechanisms != null) {
-            for (String m : mechanisms.split(",")) {
-                if (!m.trim().equals(PLAIN) && !m.isBlank()) {
-                    throw new InvalidConfigException("sasl.enabled.mechanisms: " + m.trim() + " is not supported; "
-                            + "kafka-shell's SASL listeners offer PLAIN (issue 19)");
-                }
+    public static SaslAuthentication fromConfig(String listenerName, Function<String, String> setting,
+                                                ScramCredentials scram) {
+        String enabled = setting.apply("sasl.enabled.mechanisms");
+        List<String> mechanisms = new java.util.ArrayList<>();
+        for (String m : (enabled == null ? PLAIN : enabled).split(",")) {
+            String name = m.trim();
+            if (name.isEmpty()) {
+                continue;
             }
+            if (!name.equals(PLAIN) && !ScramMechanism.isScram(name)) {
+                throw new InvalidConfigException("sasl.enabled.mechanisms: " + name + " is not supported; "
+                        + "kafka-shell's SASL listeners offer PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (issue 19)");
+            }
+            mechanisms.add(name);
+        }
+        if (mechanisms.isEmpty()) {
+            throw new InvalidConfigException("sasl.enabled.mechanisms names no mechanism");
+        }
+        if (!mechanisms.contains(PLAIN)) {
+            return new SaslAuthentication(List.copyOf(mechanisms), Map.of(), scram);
         }
         String key = "listener.name." + listenerName.toLowerCase(java.util.Locale.ROOT) + ".plain.sasl.jaas.config";
         String jaas = setting.apply(key);
@@ -96,7 +116,7 @@ public final class SaslAuthentication {
         if (passwords.isEmpty()) {
             throw new InvalidConfigException(key + " defines no user (options user_<name>=\"<password>\")");
         }
-        return new SaslAuthentication(Map.copyOf(passwords));
+        return new SaslAuthentication(List.copyOf(mechanisms), Map.copyOf(passwords), scram);
     }
 
     /** The users that may authenticate (for logs: names only). */
@@ -110,7 +130,7 @@ public final class SaslAuthentication {
     }
 
     final class Session {
-        private PlainSaslServer server;
+        private javax.security.sasl.SaslServer server;
         private KafkaPrincipal principal;
         private boolean failed;
 
@@ -128,15 +148,36 @@ public final class SaslAuthentication {
         }
 
         AbstractResponse handshake(SaslHandshakeRequest request) {
-            var out = new SaslHandshakeResponseData().setMechanisms(List.of(PLAIN));
+            var out = new SaslHandshakeResponseData().setMechanisms(mechanisms);
             if (server != null || principal != null) {
                 return new SaslHandshakeResponse(out.setErrorCode(Errors.ILLEGAL_SASL_STATE.code()));
             }
-            if (!PLAIN.equals(request.data().mechanism())) {
+            String mechanism = request.data().mechanism();
+            if (!mechanisms.contains(mechanism)) {
                 failed = true;
                 return new SaslHandshakeResponse(out.setErrorCode(Errors.UNSUPPORTED_SASL_MECHANISM.code()));
             }
-            server = new PlainSaslServer(this::check);
+            if (mechanism.equals(PLAIN)) {
+                server = new PlainSaslServer(this::check);
+            } else {
+                ScramMechanism m = ScramMechanism.forMechanismName(mechanism);
+                try {
+                    server = new ScramSaslServer(m, Map.of(), callbacks -> {
+                        String user = null;
+                        for (Callback c : callbacks) {
+                            if (c instanceof NameCallback n) {
+                                user = n.getDefaultName();
+                            } else if (c instanceof ScramCredentialCallback s) {
+                                s.scramCredential(user == null ? null : scram.get(m, user));
+                            } else {
+                                throw new UnsupportedCallbackException(c);
+                            }
+                        }
+                    });
+                } catch (java.security.NoSuchAlgorithmException e) {
+                    throw new IllegalStateException(mechanism + " needs " + m.hashAlgorithm(), e);
+                }
+            }
             return new SaslHandshakeResponse(out.setErrorCode(Errors.NONE.code()));
         }
 
@@ -157,6 +198,12 @@ public final class SaslAuthentication {
                 failed = true;
                 return new SaslAuthenticateResponse(out.setErrorCode(Errors.SASL_AUTHENTICATION_FAILED.code())
                         .setErrorMessage(e.getMessage()));
+            } catch (javax.security.sasl.SaslException e) {
+                // Kafka's answer: the cause is not told to an unauthenticated client.
+                failed = true;
+                return new SaslAuthenticateResponse(out.setErrorCode(Errors.SASL_AUTHENTICATION_FAILED.code())
+                        .setErrorMessage("Authentication failed during authentication due to invalid credentials with "
+                                + "SASL mechanism " + server.getMechanismName()));
             }
         }
 
