@@ -220,9 +220,18 @@ public final class KafkaShell implements AutoCloseable {
         int maxFrame = config.socketRequestMaxBytes();
         io.netty.handler.ssl.SslContext tls;
         SaslAuthentication sasl;
+        org.apache.kafka.common.security.ssl.SslPrincipalMapper principals = null;
         try {
             String protocol = config.securityProtocol();
             tls = protocol.endsWith("SSL") ? TlsContexts.server(k -> config.get(k, null)) : null;
+            if (protocol.equals("SSL")) {
+                String rules = config.get("ssl.principal.mapping.rules", "DEFAULT");
+                try {
+                    principals = org.apache.kafka.common.security.ssl.SslPrincipalMapper.fromRules(rules);
+                } catch (IllegalArgumentException e) {
+                    throw new InvalidConfigException("ssl.principal.mapping.rules: " + e.getMessage());
+                }
+            }
             sasl = protocol.startsWith("SASL_")
                     ? SaslAuthentication.fromConfig(config.listenerName(), k -> config.get(k, null), scram) : null;
         } catch (RuntimeException e) {
@@ -238,7 +247,8 @@ public final class KafkaShell implements AutoCloseable {
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new ConnectionInitializer(() -> apis, maxFrame, requestMemory,
                             config.connectionsMaxIdleMs(), tls, sasl, config.listenerName(),
-                            org.apache.kafka.common.security.auth.SecurityProtocol.forName(config.securityProtocol())))
+                            org.apache.kafka.common.security.auth.SecurityProtocol.forName(config.securityProtocol()),
+                            principals))
                     .bind(address).syncUninterruptibly().channel();
         } catch (Exception e) { // Netty rethrows the checked BindException without declaring it
             boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();

@@ -166,6 +166,30 @@ class TlsTest {
             withCertificate.put(SslConfigs.SSL_KEYSTORE_TYPE_CONFIG, "PKCS12");
             roundTrip(fx, withCertificate, "mtls");
 
+            // The certificate's subject is the principal (ssl.principal.mapping.rules=DEFAULT: User:CN=client): a quota
+            // for that user throttles this client.
+            Map<String, Object> adminConfig = new HashMap<>(withCertificate);
+            adminConfig.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, fx.bootstrap());
+            try (Admin a = Admin.create(adminConfig)) {
+                a.alterClientQuotas(List.of(new org.apache.kafka.common.quota.ClientQuotaAlteration(
+                        new org.apache.kafka.common.quota.ClientQuotaEntity(Map.of(
+                                org.apache.kafka.common.quota.ClientQuotaEntity.USER, "CN=client")),
+                        List.of(new org.apache.kafka.common.quota.ClientQuotaAlteration.Op("producer_byte_rate",
+                                100_000.0))))).all().get();
+            }
+            Map<String, Object> producerConfig = new HashMap<>(withCertificate);
+            producerConfig.put(org.apache.kafka.clients.producer.ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                    "org.apache.kafka.common.serialization.StringSerializer");
+            try (KafkaProducer<String, String> p = fx.producer(producerConfig)) {
+                String value = "x".repeat(10_000);
+                for (int i = 0; i < 150; i++) {
+                    p.send(new ProducerRecord<>("mtls", 0, null, value));
+                }
+                p.flush();
+                assertThat(ClientQuotasTest.metric(p.metrics(), "produce-throttle-time-max"))
+                        .as("throttled as User:CN=client").isGreaterThan(0);
+            }
+
             Map<String, Object> without = new HashMap<>(sslClient(brokerTrust));
             without.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, fx.bootstrap());
             try (Admin a = Admin.create(without)) {

@@ -6,6 +6,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import org.apache.kafka.common.network.ListenerName;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
+import org.apache.kafka.common.security.ssl.SslPrincipalMapper;
 
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -24,6 +25,7 @@ public final class ConnectionInitializer extends ChannelInitializer<SocketChanne
     private final SaslAuthentication sasl;
     private final ListenerName listenerName;
     private final SecurityProtocol protocol;
+    private final SslPrincipalMapper principalMapper;
 
     /**
      * @param apis          the dispatcher; asked for at the first connection (the listener is bound before it exists)
@@ -34,10 +36,12 @@ public final class ConnectionInitializer extends ChannelInitializer<SocketChanne
      * @param sasl          the authentication of a SASL listener, else null
      * @param listenerName  the listener's name (request contexts carry it)
      * @param protocol      the listener's security protocol
+     * @param principalMapper {@code ssl.principal.mapping.rules} of a TLS listener (a client certificate's subject to
+     *                        a user name), else null
      */
     public ConnectionInitializer(Supplier<ApiDispatcher> apis, int maxFrameBytes, RequestMemoryPool pool, long idleMs,
                                  SslContext tls, SaslAuthentication sasl, String listenerName,
-                                 SecurityProtocol protocol) {
+                                 SecurityProtocol protocol, SslPrincipalMapper principalMapper) {
         this.apis = apis;
         this.maxFrameBytes = maxFrameBytes;
         this.pool = pool;
@@ -46,6 +50,7 @@ public final class ConnectionInitializer extends ChannelInitializer<SocketChanne
         this.sasl = sasl;
         this.listenerName = ListenerName.normalised(listenerName);
         this.protocol = protocol;
+        this.principalMapper = principalMapper;
     }
 
     @Override
@@ -58,6 +63,6 @@ public final class ConnectionInitializer extends ChannelInitializer<SocketChanne
         }
         ch.pipeline().addLast(new BudgetedFrameDecoder(maxFrameBytes, pool));
         ch.pipeline().addLast(new KafkaConnectionHandler(apis.get(), sasl == null ? null : sasl.session(), listenerName,
-                protocol));
+                protocol, principalMapper));
     }
 }

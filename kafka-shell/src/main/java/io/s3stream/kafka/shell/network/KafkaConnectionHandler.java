@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleStateEvent;
 import org.apache.kafka.common.network.ClientInformation;
 import org.apache.kafka.common.network.ListenerName;
@@ -18,6 +19,7 @@ import org.apache.kafka.common.requests.SaslAuthenticateRequest;
 import org.apache.kafka.common.requests.SaslHandshakeRequest;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
+import org.apache.kafka.common.security.ssl.SslPrincipalMapper;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -49,6 +51,9 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
     private final SaslAuthentication.Session sasl;
     private final ListenerName listenerName;
     private final SecurityProtocol protocol;
+    private final SslPrincipalMapper principalMapper;
+    /** The principal of a TLS client certificate, found at the first request (after the handshake); null until then. */
+    private KafkaPrincipal tlsPrincipal;
     private static final RateLimitedLog SASL_REFUSED = new RateLimitedLog(LOG, System.Logger.Level.INFO,
             TimeUnit.MINUTES.toNanos(1));
     private final ArrayDeque<Slot> inFlight = new ArrayDeque<>();
@@ -68,15 +73,46 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     public KafkaConnectionHandler(ApiDispatcher apis) {
-        this(apis, null, ListenerName.forSecurityProtocol(SecurityProtocol.PLAINTEXT), SecurityProtocol.PLAINTEXT);
+        this(apis, null, ListenerName.forSecurityProtocol(SecurityProtocol.PLAINTEXT), SecurityProtocol.PLAINTEXT, null);
     }
 
     KafkaConnectionHandler(ApiDispatcher apis, SaslAuthentication.Session sasl, ListenerName listenerName,
-                           SecurityProtocol protocol) {
+                           SecurityProtocol protocol, SslPrincipalMapper principalMapper) {
         this.apis = apis;
         this.sasl = sasl;
         this.listenerName = listenerName;
         this.protocol = protocol;
+        this.principalMapper = principalMapper;
+    }
+
+    /**
+     * The connection's principal, as Kafka finds it: the SASL user on a SASL listener; on an SSL listener the client
+     * certificate's subject mapped by {@code ssl.principal.mapping.rules} (DEFAULT: the whole distinguished name,
+     * {@code User:CN=alice,O=example}); else, and for a TLS client without a certificate, ANONYMOUS.
+     */
+    private KafkaPrincipal principal(ChannelHandlerContext ctx) {
+        if (sasl != null) {
+            return sasl.authenticated() ? sasl.principal() : KafkaPrincipal.ANONYMOUS;
+        }
+        if (principalMapper == null) {
+            return KafkaPrincipal.ANONYMOUS;
+        }
+        if (tlsPrincipal == null) {
+            tlsPrincipal = KafkaPrincipal.ANONYMOUS;
+            SslHandler tls = ctx.pipeline().get(SslHandler.class);
+            if (tls != null) {
+                try {
+                    java.security.Principal peer = tls.engine().getSession().getPeerPrincipal();
+                    tlsPrincipal = new KafkaPrincipal(KafkaPrincipal.USER_TYPE, principalMapper.getName(peer.getName()));
+                } catch (javax.net.ssl.SSLPeerUnverifiedException noCertificate) {
+                    // a client without a certificate (ssl.client.auth=none or requested): ANONYMOUS, as in Kafka
+                } catch (java.io.IOException e) {
+                    LOG.log(System.Logger.Level.INFO, () -> "ssl.principal.mapping.rules do not map the certificate of "
+                            + ctx.channel().remoteAddress() + "; its principal is ANONYMOUS: " + e.getMessage());
+                }
+            }
+        }
+        return tlsPrincipal;
     }
 
     @Override
@@ -97,9 +133,8 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
             RequestHeader header = RequestHeader.parse(buffer);
             InetSocketAddress remote = (InetSocketAddress) ctx.channel().remoteAddress();
             context = new RequestContext(header, ctx.channel().id().asShortText(),
-                    remote == null ? null : remote.getAddress(),
-                    sasl != null && sasl.authenticated() ? sasl.principal() : KafkaPrincipal.ANONYMOUS,
-                    listenerName, protocol, ClientInformation.EMPTY, false);
+                    remote == null ? null : remote.getAddress(), principal(ctx), listenerName, protocol,
+                    ClientInformation.EMPTY, false);
             if (header.apiKey() != ApiKeys.API_VERSIONS && !header.isApiVersionSupported()) {
                 throw new IllegalArgumentException("version " + header.apiVersion() + " of " + header.apiKey()
                         + " is unknown to the protocol library");
