@@ -5,8 +5,10 @@ import sys
 text = sys.stdin.read()
 if sys.argv[1] == "producer":
     # "N records sent, X records/sec (Y MB/sec), A ms avg latency, M ms max latency, P50 ms 50th, P95 ms 95th,
-    #  P99 ms 99th, P999 ms 99.9th." With --warmup-records the steady-state line comes last.
-    pat = re.compile(r"([\d.]+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
+    #  P99 ms 99th, P999 ms 99.9th." With --warmup-records the steady-state line ("N steady state records sent, ...")
+    #  comes last, and is the one reported: until 2026-11-25 this pattern missed it and the whole run, warm-up
+    #  included, was reported.
+    pat = re.compile(r"([\d.]+) (?:steady state )?records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
                      r"([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th")
     lines = [m for m in pat.finditer(text)]
     if not lines:
