@@ -30,7 +30,11 @@ import java.time.Duration;
  */
 public interface KeyCompaction {
 
-    /** Offsets at and above this one are not compacted this round (a compaction lag, unfinished transactions). */
+    /**
+     * Offsets at and above this one are not compacted this round (a compaction lag, unfinished transactions). Asked
+     * first in every round that considers the stream, before any other call of that round: the place to take the
+     * round's view of the embedder's settings.
+     */
     long cleanableEndOffset();
 
     /**

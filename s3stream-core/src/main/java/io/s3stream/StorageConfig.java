@@ -4,17 +4,11 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
-import java.util.function.BiConsumer;
-import java.util.function.Function;
 
 /**
  * Immutable, validated settings of a {@link StreamStorage}. Built with {@link #builder()}; {@link Builder#build()}
@@ -320,194 +314,44 @@ public final class StorageConfig {
 
     /** Every setting, in a stable order: what {@link Builder#set} accepts. */
     public static List<Setting> settings() {
-        Builder defaults = new Builder();
-        List<Setting> out = new ArrayList<>(KEYS.size());
-        for (Key k : KEYS.values()) {
-            out.add(new Setting(k.key, k.kind, k.defaultValue.apply(defaults), k.description));
-        }
-        return out;
-    }
-
-    /** A setting's key, kind, meaning, how a string applies to a builder and how its default reads. */
-    private record Key(String key, String kind, String description, BiConsumer<Builder, String> apply,
-                       Function<Builder, String> defaultValue) {
-    }
-
-    private static final Map<String, Key> KEYS = keys();
-
-    private static Map<String, Key> keys() {
-        Map<String, Key> m = new LinkedHashMap<>();
-        key(m, "node.id", "count", "unique among the nodes sharing an object store",
-                (b, v) -> b.nodeId(count("node.id", v)), b -> "required");
-        key(m, "data.dir", "path", "local directory for the default WAL file and the default object store",
-                (b, v) -> b.dataDir(Path.of(v)), b -> "required");
-        key(m, "wal", "uri", "WAL: blockdev:///dev/nvme1n1, blockdev:///path/wal.img?capacity=2GiB, fsx:///mnt/shared, "
-                + "objectwal://?batchMs=50, mem://name (tests)", Builder::wal,
-                b -> "first WAL module offering a default");
-        key(m, "object.store", "uri", "object store: s3://bucket/prefix?region=..., azblob://account/container/prefix, "
-                + "file:///dir, mem://name (tests)", Builder::objectStore, b -> "file://<data.dir>/objects");
-        key(m, "metadata", "uri", "metadata store: manifest:default?pollMs=500 (the manifest in the object store), "
-                + "mem://name (tests)", Builder::metadata, b -> "manifest:default");
-        key(m, "log.cache.bytes", "bytes", "memory for recent appends; full: appends wait, then OverCapacityException",
-                (b, v) -> b.logCacheBytes(bytes("log.cache.bytes", v)),
-                b -> "1/4 of the direct-memory limit (64 MiB-1 GiB)");
-        key(m, "block.cache.bytes", "bytes", "memory for data blocks read from objects, read-ahead area included",
-                (b, v) -> b.blockCacheBytes(bytes("block.cache.bytes", v)),
-                b -> "1/8 of the direct-memory limit (32-512 MiB)");
-        key(m, "read.ahead.bytes", "bytes", "the block cache's read-ahead area for sequential (catch-up) readers; 0: off",
-                (b, v) -> b.readAheadBytes(bytes("read.ahead.bytes", v)), b -> "half the block cache");
-        key(m, "read.ahead.max.window.bytes", "bytes", "the largest read-ahead window of one reader",
-                (b, v) -> b.readAheadMaxWindowBytes(intBytes("read.ahead.max.window.bytes", v)),
-                b -> "min(32 MiB, read.ahead.bytes / 4)");
-        key(m, "catch.up.max.in.flight", "count", "object-store reads of catch-up readers in flight",
-                (b, v) -> b.catchUpMaxInFlight((int) count("catch.up.max.in.flight", v)),
-                b -> String.valueOf(b.catchUpMaxInFlight));
-        key(m, "catch.up.bytes.per.second", "bytes", "bandwidth cap of catch-up reads; 0: unlimited",
-                (b, v) -> b.catchUpBytesPerSecond(bytes("catch.up.bytes.per.second", v)),
-                b -> String.valueOf(b.catchUpBytesPerSecond));
-        key(m, "upload.threshold.bytes", "bytes", "size at which the log cache's active block is uploaded",
-                (b, v) -> b.uploadThresholdBytes(bytes("upload.threshold.bytes", v)),
-                b -> String.valueOf(b.uploadThresholdBytes));
-        key(m, "upload.interval.ms", "ms", "age at which the active block is uploaded even if small",
-                (b, v) -> b.uploadInterval(millis("upload.interval.ms", v)), b -> ms(b.uploadInterval));
-        key(m, "stream.object.threshold.bytes", "bytes", "a stream with this much data in one upload gets its own "
-                + "stream object", (b, v) -> b.streamObjectThresholdBytes(bytes("stream.object.threshold.bytes", v)),
-                b -> String.valueOf(b.streamObjectThresholdBytes));
-        key(m, "object.block.size.bytes", "bytes", "target size of a data block (the unit of ranged reads and caching)",
-                (b, v) -> b.objectBlockSizeBytes(intBytes("object.block.size.bytes", v)),
-                b -> String.valueOf(b.objectBlockSizeBytes));
-        key(m, "max.batch.bytes", "bytes", "largest payload of one batch",
-                (b, v) -> b.maxBatchBytes(intBytes("max.batch.bytes", v)), b -> String.valueOf(b.maxBatchBytes));
-        key(m, "backpressure.timeout.ms", "ms", "how long an append waits for space",
-                (b, v) -> b.backpressureTimeout(millis("backpressure.timeout.ms", v)), b -> ms(b.backpressureTimeout));
-        key(m, "compaction.enabled", "boolean", "background compaction and deletion rounds",
-                (b, v) -> b.compactionEnabled(bool("compaction.enabled", v)), b -> String.valueOf(b.compactionEnabled));
-        key(m, "compaction.interval.ms", "ms", "time between compaction rounds",
-                (b, v) -> b.compactionInterval(millis("compaction.interval.ms", v)), b -> ms(b.compactionInterval));
-        key(m, "compaction.max.age.ms", "ms", "stream-set-object data older than this is split into stream objects",
-                (b, v) -> b.compactionMaxAge(millis("compaction.max.age.ms", v)), b -> ms(b.compactionMaxAge));
-        key(m, "stream.object.target.bytes", "bytes", "small adjacent stream objects of a stream are merged up to this",
-                (b, v) -> b.streamObjectTargetBytes(bytes("stream.object.target.bytes", v)),
-                b -> String.valueOf(b.streamObjectTargetBytes));
-        key(m, "compaction.dead.share.threshold", "ratio", "objects with this share of trimmed/deleted data are "
-                + "rewritten", (b, v) -> b.compactionDeadShareThreshold(ratio("compaction.dead.share.threshold", v)),
-                b -> String.valueOf(b.compactionDeadShareThreshold));
-        key(m, "object.deletion.grace.period.ms", "ms", "retired objects stay in the bucket this long before deletion",
-                (b, v) -> b.objectDeletionGracePeriod(millis("object.deletion.grace.period.ms", v)),
-                b -> ms(b.objectDeletionGracePeriod));
-        key(m, "compaction.bytes.per.second", "bytes", "compaction throttle",
-                (b, v) -> b.compactionBytesPerSecond(bytes("compaction.bytes.per.second", v)),
-                b -> String.valueOf(b.compactionBytesPerSecond));
-        key(m, "compaction.concurrency", "count", "compaction requests in flight",
-                (b, v) -> b.compactionConcurrency((int) count("compaction.concurrency", v)),
-                b -> String.valueOf(b.compactionConcurrency));
-        key(m, "compaction.memory.bytes", "bytes", "compaction's buffer budget (must hold one multipart part)",
-                (b, v) -> b.compactionMemoryBytes(bytes("compaction.memory.bytes", v)),
-                b -> String.valueOf(b.compactionMemoryBytes));
-        key(m, "key.compaction.map.bytes", "bytes", "key compaction's key map (about 28 MB per million keys)",
-                (b, v) -> b.keyCompactionMapBytes(bytes("key.compaction.map.bytes", v)),
-                b -> String.valueOf(b.keyCompactionMapBytes));
-        key(m, "compaction.run.timeout.ms", "ms", "time-to-live of a run's prepared outputs",
-                (b, v) -> b.compactionRunTimeout(millis("compaction.run.timeout.ms", v)),
-                b -> ms(b.compactionRunTimeout));
-        key(m, "multipart.threshold.bytes", "bytes", "larger objects are uploaded as multipart uploads",
-                (b, v) -> b.multipartThresholdBytes(bytes("multipart.threshold.bytes", v)),
-                b -> String.valueOf(b.multipartThresholdBytes));
-        key(m, "object.store.max.in.flight", "count", "object-store requests in flight",
-                (b, v) -> b.objectStoreMaxInFlight((int) count("object.store.max.in.flight", v)),
-                b -> String.valueOf(b.objectStoreMaxInFlight));
-        key(m, "cost.log.interval.ms", "ms", "period of the object-store cost report in the log; 0: none",
-                (b, v) -> b.costLogInterval(millis("cost.log.interval.ms", v)), b -> ms(b.costLogInterval));
-        return Collections.unmodifiableMap(m);
-    }
-
-    private static void key(Map<String, Key> m, String key, String kind, String description,
-                            BiConsumer<Builder, String> apply, Function<Builder, String> defaultValue) {
-        m.put(key, new Key(key, kind, description, apply, defaultValue));
-    }
-
-    private static String ms(Duration d) {
-        return String.valueOf(d.toMillis());
-    }
-
-    /** A byte size: a number, or a number with a binary unit (64KiB, 512MiB, 2GiB); 0 allowed. */
-    private static long bytes(String key, String value) {
-        return value.equals("0") ? 0 : ByteSize.parse("storage setting '" + key + "'", value);
-    }
-
-    private static int intBytes(String key, String value) {
-        long n = bytes(key, value);
-        if (n > Integer.MAX_VALUE) {
-            throw new InvalidConfigException("storage setting '" + key + "' must be below 2 GiB, was '" + value + "'");
-        }
-        return (int) n;
-    }
-
-    private static long count(String key, String value) {
-        try {
-            return Long.parseLong(value);
-        } catch (NumberFormatException e) {
-            throw new InvalidConfigException("storage setting '" + key + "' must be a number, was '" + value + "'", e);
-        }
-    }
-
-    private static Duration millis(String key, String value) {
-        return Duration.ofMillis(count(key, value));
-    }
-
-    private static double ratio(String key, String value) {
-        try {
-            return Double.parseDouble(value);
-        } catch (NumberFormatException e) {
-            throw new InvalidConfigException("storage setting '" + key + "' must be a number such as 0.5, was '"
-                    + value + "'", e);
-        }
-    }
-
-    private static boolean bool(String key, String value) {
-        return switch (value.toLowerCase(java.util.Locale.ROOT)) {
-            case "true" -> true;
-            case "false" -> false;
-            default -> throw new InvalidConfigException("storage setting '" + key + "' must be true or false, was '"
-                    + value + "'");
-        };
+        return StorageSettings.settings();
     }
 
     /** Collects settings; {@link #build()} validates them. Only {@code nodeId} and {@code dataDir} are required. */
     public static final class Builder {
-        private long nodeId = -1;
-        private Path dataDir;
-        private String wal;
-        private String objectStore;
-        private String metadata;
+        long nodeId = -1;
+        Path dataDir;
+        String wal;
+        String objectStore;
+        String metadata;
         // Budgets derived from the direct-memory limit unless set. The sentinel is not -1, so that a negative value
         // someone sets is refused by build() instead of silently meaning "derive it".
-        private long logCacheBytes = UNSET;
-        private long blockCacheBytes = UNSET;
-        private long readAheadBytes = UNSET;
-        private int readAheadMaxWindowBytes = UNSET_INT;
-        private int catchUpMaxInFlight = 8;
-        private long catchUpBytesPerSecond;
-        private long uploadThresholdBytes = 32 * MIB;
-        private Duration uploadInterval = Duration.ofSeconds(10);
-        private long streamObjectThresholdBytes = 8 * MIB;
-        private int objectBlockSizeBytes = (int) (512 * 1024L);
-        private int maxBatchBytes = (int) (8 * MIB);
-        private Duration backpressureTimeout = Duration.ofSeconds(5);
-        private boolean compactionEnabled = true;
-        private Duration compactionInterval = Duration.ofSeconds(60);
-        private Duration compactionMaxAge = Duration.ofMinutes(30);
-        private long streamObjectTargetBytes = 256 * MIB;
-        private double compactionDeadShareThreshold = 0.5;
-        private Duration objectDeletionGracePeriod = Duration.ofSeconds(60);
-        private long compactionBytesPerSecond = 64 * MIB;
-        private int compactionConcurrency = 4;
-        private long compactionMemoryBytes = 64 * MIB;
-        private long keyCompactionMapBytes = 16 * MIB;
-        private Duration compactionRunTimeout = Duration.ofMinutes(30);
-        private long multipartThresholdBytes = 64 * MIB;
-        private int objectStoreMaxInFlight = 64;
-        private Duration costLogInterval = Duration.ofMinutes(1);
+        long logCacheBytes = UNSET;
+        long blockCacheBytes = UNSET;
+        long readAheadBytes = UNSET;
+        int readAheadMaxWindowBytes = UNSET_INT;
+        int catchUpMaxInFlight = 8;
+        long catchUpBytesPerSecond;
+        long uploadThresholdBytes = 32 * MIB;
+        Duration uploadInterval = Duration.ofSeconds(10);
+        long streamObjectThresholdBytes = 8 * MIB;
+        int objectBlockSizeBytes = (int) (512 * 1024L);
+        int maxBatchBytes = (int) (8 * MIB);
+        Duration backpressureTimeout = Duration.ofSeconds(5);
+        boolean compactionEnabled = true;
+        Duration compactionInterval = Duration.ofSeconds(60);
+        Duration compactionMaxAge = Duration.ofMinutes(30);
+        long streamObjectTargetBytes = 256 * MIB;
+        double compactionDeadShareThreshold = 0.5;
+        Duration objectDeletionGracePeriod = Duration.ofSeconds(60);
+        long compactionBytesPerSecond = 64 * MIB;
+        int compactionConcurrency = 4;
+        long compactionMemoryBytes = 64 * MIB;
+        long keyCompactionMapBytes = 16 * MIB;
+        Duration compactionRunTimeout = Duration.ofMinutes(30);
+        long multipartThresholdBytes = 64 * MIB;
+        int objectStoreMaxInFlight = 64;
+        Duration costLogInterval = Duration.ofMinutes(1);
 
         private Builder() {
         }
@@ -767,15 +611,7 @@ public final class StorageConfig {
          * @throws InvalidConfigException naming the key when it is unknown or the value does not parse
          */
         public Builder set(String key, String value) {
-            Key k = KEYS.get(key);
-            if (k == null) {
-                throw new InvalidConfigException("unknown storage setting '" + key + "'; known settings: "
-                        + String.join(", ", KEYS.keySet()));
-            }
-            if (value == null) {
-                throw new InvalidConfigException("storage setting '" + key + "' needs a value");
-            }
-            k.apply.accept(this, value.trim());
+            StorageSettings.apply(this, key, value);
             return this;
         }
 

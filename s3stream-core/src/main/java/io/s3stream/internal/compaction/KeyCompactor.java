@@ -96,11 +96,11 @@ final class KeyCompactor {
         if (objects.isEmpty()) {
             return Optional.empty();
         }
+        long cleanableEnd = compaction.cleanableEndOffset(); // first: the embedder takes its view of the round
         Checkpoint saved = readCheckpoint(streamId);
         long checkpoint = saved.offset();
         long lagMs = compaction.minCompactionLag() == null ? 0 : compaction.minCompactionLag().toMillis();
-        List<ObjectMetadata> covered = covered(stream, objects, compaction.cleanableEndOffset(), checkpoint,
-                nowMs - lagMs);
+        List<ObjectMetadata> covered = covered(stream, objects, cleanableEnd, checkpoint, nowMs - lagMs);
         if (covered.isEmpty()) {
             return Optional.empty();
         }

@@ -53,6 +53,8 @@ final class ConsumerGroup {
         int rebalanceTimeoutMs;
         List<String> subscribedTopicNames = List.of();
         String subscribedTopicRegex;
+        /** {@link #subscribedTopicRegex} compiled once, when it is set (it is matched at every heartbeat). */
+        Pattern subscribedPattern;
         /** Partitions the member may use now. */
         final Set<TopicPartition> assigned = new TreeSet<>(ServerAssignors.ORDER);
         /** Partitions the member was asked to give up and has not yet confirmed giving up. */
@@ -77,10 +79,9 @@ final class ConsumerGroup {
                     out.add(t);
                 }
             }
-            if (subscribedTopicRegex != null) {
-                Pattern p = Pattern.compile(subscribedTopicRegex);
+            if (subscribedPattern != null) {
                 for (String t : topics.names()) {
-                    if (!t.startsWith("__") && p.matcher(t).matches()) {
+                    if (!t.startsWith("__") && subscribedPattern.matcher(t).matches()) {
                         out.add(t);
                     }
                 }
@@ -215,6 +216,7 @@ final class ConsumerGroup {
                 : hb.subscribedTopicRegex().isEmpty() ? null : hb.subscribedTopicRegex();
         if (!Objects.equals(regex, m.subscribedTopicRegex)) {
             m.subscribedTopicRegex = regex;
+            m.subscribedPattern = regex == null ? null : Pattern.compile(regex); // validated above
             groupEpoch++;
         }
         if (hb.serverAssignor() != null && !hb.serverAssignor().equals(assignor)) {

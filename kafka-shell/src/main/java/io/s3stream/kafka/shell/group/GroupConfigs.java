@@ -2,17 +2,13 @@ package io.s3stream.kafka.shell.group;
 
 import io.s3stream.KeyValues;
 import io.s3stream.kafka.shell.config.ShellConfig;
+import io.s3stream.kafka.shell.topic.StoredProperties;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 
-import java.io.IOException;
-import java.io.StringReader;
-import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -79,7 +75,7 @@ public final class GroupConfigs {
             if (validateOnly) {
                 return CompletableFuture.<Void>completedFuture(null);
             }
-            return next.isEmpty() ? kv.delete(key(group)) : kv.put(key(group), encode(next));
+            return next.isEmpty() ? kv.delete(key(group)) : kv.put(key(group), StoredProperties.format(next));
         });
     }
 
@@ -102,28 +98,6 @@ public final class GroupConfigs {
     }
 
     private static Map<String, String> decode(Optional<byte[]> stored) {
-        Map<String, String> out = new TreeMap<>();
-        if (stored.isPresent()) {
-            Properties p = new Properties();
-            try {
-                p.load(new StringReader(new String(stored.get(), StandardCharsets.UTF_8)));
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-            p.stringPropertyNames().forEach(k -> out.put(k, p.getProperty(k)));
-        }
-        return out;
-    }
-
-    private static byte[] encode(Map<String, String> values) {
-        Properties p = new Properties();
-        p.putAll(values);
-        StringWriter w = new StringWriter();
-        try {
-            p.store(w, null);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return w.toString().getBytes(StandardCharsets.UTF_8);
+        return stored.map(StoredProperties::parseMap).orElseGet(TreeMap::new);
     }
 }

@@ -57,6 +57,8 @@ public final class KafkaKeyCompaction implements KeyCompaction {
     private final BufferSupplier decompression = BufferSupplier.create();
     /** The earliest delete horizon of a tombstone kept since {@link #rewriteAgainAtMs()} was last asked. */
     private long earliestHorizon = Long.MAX_VALUE;
+    /** The topic's delete.retention.ms, as of the last {@link #cleanableEndOffset()} (compactor thread only). */
+    private long deleteRetentionMs;
     /** Aborted transactions by producer id, as of the last {@link #cleanableEndOffset()} (compactor thread only). */
     private Map<Long, List<PartitionTxns.Aborted>> aborted = Map.of();
 
@@ -93,6 +95,8 @@ public final class KafkaKeyCompaction implements KeyCompaction {
 
     @Override
     public long cleanableEndOffset() {
+        // Asked first in every run: the run's view of the topic configs and transactions is taken here, once.
+        deleteRetentionMs = Long.parseLong(topicConfig.get().getOrDefault("delete.retention.ms", "86400000"));
         Transactions txns = transactions.get();
         if (txns == null) {
             return 0; // transactions not known yet (the partition is opening): nothing is safe to compact
@@ -163,7 +167,7 @@ public final class KafkaKeyCompaction implements KeyCompaction {
     @Override
     public ByteBuffer rewrite(long baseOffset, int count, ByteBuffer payload, LatestFilter latest) {
         long now = clock.getAsLong();
-        long deleteRetentionMs = Long.parseLong(topicConfig.get().getOrDefault("delete.retention.ms", "86400000"));
+        long deleteRetentionMs = this.deleteRetentionMs;
         MemoryRecords.RecordFilter filter = new MemoryRecords.RecordFilter(now, deleteRetentionMs) {
             @Override
             protected BatchRetentionResult checkBatchRetention(RecordBatch batch) {

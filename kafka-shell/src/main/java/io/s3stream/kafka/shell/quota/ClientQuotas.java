@@ -1,6 +1,7 @@
 package io.s3stream.kafka.shell.quota;
 
 import io.s3stream.KeyValues;
+import io.s3stream.kafka.shell.topic.StoredProperties;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
@@ -8,17 +9,12 @@ import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.RequestContext;
 
-import java.io.IOException;
-import java.io.StringReader;
-import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -232,27 +228,15 @@ public final class ClientQuotas {
     }
 
     private static Map<String, Double> decode(byte[] stored) {
-        Properties p = new Properties();
-        try {
-            p.load(new StringReader(new String(stored, StandardCharsets.UTF_8)));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
         Map<String, Double> out = new TreeMap<>();
-        p.stringPropertyNames().forEach(k -> out.put(k, Double.parseDouble(p.getProperty(k))));
+        StoredProperties.parseMap(stored).forEach((k, v) -> out.put(k, Double.parseDouble(v)));
         return out;
     }
 
     private static byte[] encode(Map<String, Double> values) {
-        Properties p = new Properties();
-        values.forEach((k, v) -> p.setProperty(k, Double.toString(v)));
-        StringWriter w = new StringWriter();
-        try {
-            p.store(w, null);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return w.toString().getBytes(StandardCharsets.UTF_8);
+        Map<String, String> text = new TreeMap<>();
+        values.forEach((k, v) -> text.put(k, Double.toString(v)));
+        return StoredProperties.format(text);
     }
 
     /** The configured quotas as DescribeClientQuotas filters them (exposed for the API family). */

@@ -13,10 +13,6 @@ import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.protocol.Errors;
 
-import java.io.IOException;
-import java.io.StringReader;
-import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -242,7 +238,7 @@ public final class TopicRegistry {
                 if (creating.containsKey(name) || deleting.contains(name)) {
                     continue; // this shell is creating it (create() installs it) or deleting it
                 }
-                Properties p = parse(e.getValue());
+                Properties p = StoredProperties.parse(e.getValue());
                 Topic t = topicFrom(name, p);
                 for (Slot s : t.slots()) {
                     try {
@@ -527,7 +523,7 @@ public final class TopicRegistry {
                 p.setProperty("stream." + i, Long.toString(streams.get(i).join().streamId()));
             }
             configs.forEach((k, val) -> p.setProperty("config." + k, val));
-            return kv.compareAndSet(PREFIX + name, null, format(p));
+            return kv.compareAndSet(PREFIX + name, null, StoredProperties.format(p));
         }).thenCompose(created -> {
             if (!created) {
                 return CompletableFuture.completedFuture(false);
@@ -587,7 +583,7 @@ public final class TopicRegistry {
             }
             byte[] before = kv.get(PREFIX + name).join().orElseThrow(
                     () -> new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
-            Properties p = parse(before);
+            Properties p = StoredProperties.parse(before);
             if (Integer.parseInt(p.getProperty("partitions")) != current) {
                 throw new InvalidPartitionsException("Topic '" + name + "' changed meanwhile; retry");
             }
@@ -596,7 +592,7 @@ public final class TopicRegistry {
                 p.setProperty("stream." + i, Long.toString(created.get(i - current).streamId()));
                 p.setProperty("creator." + i, Integer.toString(nodeId));
             }
-            if (!kv.compareAndSet(PREFIX + name, before, format(p)).join()) {
+            if (!kv.compareAndSet(PREFIX + name, before, StoredProperties.format(p)).join()) {
                 throw new InvalidPartitionsException("Topic '" + name + "' changed meanwhile; retry");
             }
             for (int i = current; i < count; i++) {
@@ -660,7 +656,7 @@ public final class TopicRegistry {
         for (int attempt = 0; attempt < 10; attempt++) {
             byte[] before = kv.get(PREFIX + name).join().orElseThrow(
                     () -> new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
-            Properties p = parse(before);
+            Properties p = StoredProperties.parse(before);
             changes.forEach((k, v) -> {
                 if (v == null) {
                     p.remove("config." + k);
@@ -668,7 +664,7 @@ public final class TopicRegistry {
                     p.setProperty("config." + k, v);
                 }
             });
-            if (kv.compareAndSet(PREFIX + name, before, format(p)).join()) {
+            if (kv.compareAndSet(PREFIX + name, before, StoredProperties.format(p)).join()) {
                 Topic t = topics.get(name);
                 if (t != null) {
                     topics.put(name, new Topic(name, t.id(), t.slots(), configsOf(p), this::serving));
@@ -703,31 +699,5 @@ public final class TopicRegistry {
             }
         }
         return Map.copyOf(configs);
-    }
-
-    private static Properties parse(byte[] bytes) {
-        Properties p = new Properties();
-        try {
-            p.load(new StringReader(new String(bytes, StandardCharsets.UTF_8)));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return p;
-    }
-
-    private static byte[] format(Properties p) {
-        StringWriter w = new StringWriter();
-        TreeMap<String, String> sorted = new TreeMap<>();
-        p.stringPropertyNames().forEach(k -> sorted.put(k, p.getProperty(k)));
-        Properties ordered = new Properties();
-        ordered.putAll(sorted);
-        try {
-            ordered.store(w, null);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        // Drop the date comment so equal contents give equal bytes.
-        String text = w.toString().replaceFirst("^#.*\\R", "");
-        return text.getBytes(StandardCharsets.UTF_8);
     }
 }
