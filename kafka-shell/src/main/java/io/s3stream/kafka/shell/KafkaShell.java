@@ -10,6 +10,10 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.s3stream.InvalidConfigException;
 import io.s3stream.StorageMetrics;
 import io.s3stream.StreamStorage;
+import io.s3stream.kafka.shell.acl.AclApis;
+import io.s3stream.kafka.shell.acl.AclAuthorizer;
+import io.s3stream.kafka.shell.acl.Authorization;
+import io.s3stream.kafka.shell.acl.RequestGuard;
 import io.s3stream.kafka.shell.cluster.Balancer;
 import io.s3stream.kafka.shell.cluster.ClusterApis;
 import io.s3stream.kafka.shell.cluster.ClusterMembership;
@@ -64,6 +68,8 @@ public final class KafkaShell implements AutoCloseable {
     private final StreamStorage storage;
     /** SCRAM users; given their store once storage is open (the listener is bound before). */
     private final ScramCredentials scram = new ScramCredentials();
+    /** ACLs (authorizer.class.name), or null; configured before the port is bound, given its store once storage opens. */
+    private final AclAuthorizer acls;
     /** Set before the listener accepts its first connection. */
     private volatile ApiDispatcher apis;
     /** The memory budget of requests in flight, across connections ({@code queued.max.request.bytes}). */
@@ -88,6 +94,7 @@ public final class KafkaShell implements AutoCloseable {
     private KafkaShell(ShellConfig config) {
         this.config = config;
         this.requestMemory = new RequestMemoryPool(config.queuedMaxRequestBytes());
+        this.acls = AclAuthorizer.fromConfig(config.settings()); // a bad setting fails before anything starts
         // The port first: a shell that cannot listen must fail before it opens (and recovers) the engine. The server
         // socket accepts nothing until everything below is ready (AUTO_READ off): clients wait in the backlog.
         this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
@@ -111,23 +118,28 @@ public final class KafkaShell implements AutoCloseable {
             topics.reconcile();
             this.groups = new GroupCoordinator(config, storage.keyValues());
             groups.load();
-            ClusterApis cluster = new ClusterApis(config, topics);
-            GroupApis groupApis = new GroupApis(config.nodeId(), topics, groups, cluster::brokers, cluster::liveIds);
+            Authorization auth = Authorization.by(acls);
+            ClusterApis cluster = new ClusterApis(config, topics, auth);
+            GroupApis groupApis = new GroupApis(config.nodeId(), topics, groups, cluster::brokers, cluster::liveIds,
+                    auth);
             this.metrics = startedMetrics = new ShellMetrics(config.nodeId(), storage);
             this.transactions = new TransactionCoordinator(storage.keyValues(), topics, groupApis::coordinates,
                     topics::brokers, config.transactionMaxTimeoutMs());
             ClientQuotas quotas = new ClientQuotas(storage.keyValues());
             quotas.refresh();
             scram.attach(storage.keyValues());
+            if (acls != null) {
+                acls.attach(storage.keyValues());
+            }
             this.apis = new ApiDispatcher(List.of(cluster, groupApis, new QuotaApis(quotas, blocking),
-                    new ScramApis(scram, blocking),
-                    new ProduceApis(config, topics, metrics),
-                    new TxnApis(transactions, topics),
-                    new FetchApis(topics, timer, metrics),
+                    new ScramApis(scram, blocking), new AclApis(acls, blocking),
+                    new ProduceApis(config, topics, metrics, auth),
+                    new TxnApis(transactions, topics, auth),
+                    new FetchApis(topics, timer, metrics, auth),
                     new TopicApis(config, topics, topic -> {
                         groups.forgetTopic(topic);
                         metrics.forgetTopic(topic);
-                    }, blocking, cluster::brokers)), metrics, quotas::throttleMs);
+                    }, blocking, cluster::brokers, auth)), metrics, quotas::throttleMs, new RequestGuard(auth));
             if (config.securityProtocol().startsWith("SASL_")) {
                 apis.advertiseSasl();
             }
@@ -170,8 +182,11 @@ public final class KafkaShell implements AutoCloseable {
                 topics.reconcile();
                 groups.retainOnly(groupApis::coordinates);
                 syncKeyCompaction(topics);
-                quotas.refresh(); // quotas and SCRAM users altered on another shell
+                quotas.refresh(); // quotas, SCRAM users and ACLs altered on another shell
                 scram.refresh();
+                if (acls != null) {
+                    acls.refresh();
+                }
             });
             transactions.start(config.transactionSweepMs());
             server.config().setAutoRead(true); // accept connections from now on
@@ -345,6 +360,11 @@ public final class KafkaShell implements AutoCloseable {
     /** The engine's key-value space (topics, leaders, leases, offsets), for tests in this package. */
     io.s3stream.KeyValues keyValuesForTest() {
         return storage.keyValues();
+    }
+
+    /** The ACL authorizer, null without {@code authorizer.class.name}; for tests in this package. */
+    AclAuthorizer aclsForTest() {
+        return acls;
     }
 
     /** The request memory budget, for tests in this package. */

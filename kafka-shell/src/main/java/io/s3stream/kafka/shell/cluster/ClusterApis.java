@@ -1,8 +1,11 @@
 package io.s3stream.kafka.shell.cluster;
 
+import io.s3stream.kafka.shell.acl.Authorization;
 import io.s3stream.kafka.shell.config.ShellConfig;
 import io.s3stream.kafka.shell.network.ApiFamily;
 import io.s3stream.kafka.shell.topic.TopicRegistry;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.DescribeClusterResponseData;
 import org.apache.kafka.common.message.MetadataRequestData;
@@ -11,6 +14,7 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.DescribeClusterRequest;
 import org.apache.kafka.common.requests.DescribeClusterResponse;
 import org.apache.kafka.common.requests.MetadataRequest;
 import org.apache.kafka.common.requests.MetadataResponse;
@@ -31,13 +35,15 @@ import java.util.function.Supplier;
  * each topic's partitions with their leaders; topics named in Metadata are created on the way when auto-creation is on.
  */
 public final class ClusterApis implements ApiFamily {
+    private final Authorization auth;
     private final ShellConfig config;
     private final TopicRegistry topics;
     private volatile int advertisedPort;
 
-    public ClusterApis(ShellConfig config, TopicRegistry topics) {
+    public ClusterApis(ShellConfig config, TopicRegistry topics, Authorization auth) {
         this.config = config;
         this.topics = topics;
+        this.auth = auth;
         this.advertisedPort = config.advertisedPort();
     }
 
@@ -56,8 +62,9 @@ public final class ClusterApis implements ApiFamily {
     @Override
     public CompletableFuture<AbstractResponse> handle(RequestContext ctx, AbstractRequest request) {
         return switch (ctx.header.apiKey()) {
-            case METADATA -> metadata((MetadataRequest) request, ctx.header.apiVersion());
-            case DESCRIBE_CLUSTER -> ApiFamily.done(describeCluster());
+            case METADATA -> metadata(ctx, (MetadataRequest) request, ctx.header.apiVersion());
+            case DESCRIBE_CLUSTER -> ApiFamily.done(describeCluster(ctx,
+                    ((DescribeClusterRequest) request).data().includeClusterAuthorizedOperations()));
             default -> throw new IllegalArgumentException(ctx.header.apiKey() + " is not a cluster API");
         };
     }
@@ -101,36 +108,57 @@ public final class ClusterApis implements ApiFamily {
         return ids.isEmpty() ? new TreeSet<>(all.keySet()) : ids;
     }
 
-    private AbstractResponse describeCluster() {
+    private AbstractResponse describeCluster(RequestContext ctx, boolean withOperations) {
         DescribeClusterResponseData.DescribeClusterBrokerCollection brokers = new DescribeClusterResponseData.DescribeClusterBrokerCollection();
         brokers().forEach((id, hp) -> brokers.add(new DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(id)
                 .setHost(hp[0]).setPort(Integer.parseInt(hp[1]))));
-        return new DescribeClusterResponse(new DescribeClusterResponseData().setClusterId(config.clusterId())
-                .setControllerId(controller()).setBrokers(brokers));
+        DescribeClusterResponseData out = new DescribeClusterResponseData().setClusterId(config.clusterId())
+                .setControllerId(controller()).setBrokers(brokers);
+        if (withOperations) {
+            out.setClusterAuthorizedOperations(auth.operations(ctx, ResourceType.CLUSTER, Authorization.CLUSTER_NAME));
+        }
+        return new DescribeClusterResponse(out);
     }
 
-    private CompletableFuture<AbstractResponse> metadata(MetadataRequest request, short version) {
+    /**
+     * Metadata, with Kafka's authorization: a listing of every topic shows those the principal may DESCRIBE; a topic
+     * asked for by name that it may not DESCRIBE, or not CREATE when auto-creation would create it, answers
+     * TOPIC_AUTHORIZATION_FAILED (a topic asked for by id: without its name).
+     */
+    private CompletableFuture<AbstractResponse> metadata(RequestContext ctx, MetadataRequest request, short version) {
         MetadataRequestData data = request.data();
         boolean all = data.topics() == null || (version == 0 && data.topics().isEmpty());
+        boolean withOperations = version >= 8 && data.includeTopicAuthorizedOperations();
         List<CompletableFuture<MetadataResponseData.MetadataResponseTopic>> futures = new ArrayList<>();
         if (all) {
             for (TopicRegistry.Topic t : topics.all()) {
-                futures.add(CompletableFuture.completedFuture(describeTopic(t)));
+                if (auth.visible(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, t.name())) {
+                    futures.add(CompletableFuture.completedFuture(describeTopic(ctx, t, withOperations)));
+                }
             }
         } else {
             boolean autoCreate = config.autoCreateTopics() && (version < 4 || data.allowAutoTopicCreation());
             for (MetadataRequestData.MetadataRequestTopic rt : data.topics()) {
                 TopicRegistry.Topic t = rt.name() != null ? topics.get(rt.name())
                         : rt.topicId() != null ? topics.byId(rt.topicId()) : null;
-                if (t != null) {
-                    futures.add(CompletableFuture.completedFuture(describeTopic(t)));
+                String name = t != null ? t.name() : rt.name();
+                if (name != null && !auth.allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)) {
+                    futures.add(CompletableFuture.completedFuture(new MetadataResponseData.MetadataResponseTopic()
+                            .setName(rt.name()).setTopicId(rt.topicId() == null ? Uuid.ZERO_UUID : rt.topicId())
+                            .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())));
+                } else if (t != null) {
+                    futures.add(CompletableFuture.completedFuture(describeTopic(ctx, t, withOperations)));
+                } else if (rt.name() != null && autoCreate
+                        && !auth.visible(ctx, AclOperation.CREATE, ResourceType.CLUSTER, Authorization.CLUSTER_NAME)
+                        && !auth.allowed(ctx, AclOperation.CREATE, ResourceType.TOPIC, rt.name())) {
+                    futures.add(CompletableFuture.completedFuture(new MetadataResponseData.MetadataResponseTopic()
+                            .setName(rt.name()).setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())));
                 } else if (rt.name() != null && autoCreate) {
-                    String name = rt.name();
                     futures.add(topics.create(name, config.numPartitions(), Map.of())
                             .handle((created, e) -> {
                                 TopicRegistry.Topic now = topics.get(name);
                                 if (now != null) {
-                                    return describeTopic(now);
+                                    return describeTopic(ctx, now, withOperations);
                                 }
                                 Errors err = Errors.forException(ApiFamily.cause(e));
                                 return new MetadataResponseData.MetadataResponseTopic().setName(name)
@@ -151,12 +179,17 @@ public final class ClusterApis implements ApiFamily {
             for (var f : futures) {
                 list.add(f.join());
             }
-            return new MetadataResponse(new MetadataResponseData().setBrokers(brokers).setClusterId(config.clusterId())
-                    .setControllerId(controller()).setTopics(list), version);
+            MetadataResponseData out = new MetadataResponseData().setBrokers(brokers).setClusterId(config.clusterId())
+                    .setControllerId(controller()).setTopics(list);
+            if (version >= 8 && version <= 10 && data.includeClusterAuthorizedOperations()) {
+                out.setClusterAuthorizedOperations(auth.operations(ctx, ResourceType.CLUSTER, Authorization.CLUSTER_NAME));
+            }
+            return new MetadataResponse(out, version);
         });
     }
 
-    private MetadataResponseData.MetadataResponseTopic describeTopic(TopicRegistry.Topic t) {
+    private MetadataResponseData.MetadataResponseTopic describeTopic(RequestContext ctx, TopicRegistry.Topic t,
+                                                                    boolean withOperations) {
         List<MetadataResponseData.MetadataResponsePartition> partitions = new ArrayList<>();
         for (TopicRegistry.Slot s : t.slots()) {
             int leader = s.leader();
@@ -170,7 +203,11 @@ public final class ClusterApis implements ApiFamily {
             }
             partitions.add(mp);
         }
-        return new MetadataResponseData.MetadataResponseTopic().setName(t.name()).setTopicId(t.id())
-                .setIsInternal(false).setPartitions(partitions);
+        MetadataResponseData.MetadataResponseTopic out = new MetadataResponseData.MetadataResponseTopic()
+                .setName(t.name()).setTopicId(t.id()).setIsInternal(false).setPartitions(partitions);
+        if (withOperations) {
+            out.setTopicAuthorizedOperations(auth.operations(ctx, ResourceType.TOPIC, t.name()));
+        }
+        return out;
     }
 }

@@ -1,10 +1,13 @@
 package io.s3stream.kafka.shell.fetch;
 
+import io.s3stream.kafka.shell.acl.Authorization;
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.log.PartitionTxns;
 import io.s3stream.kafka.shell.metrics.ShellMetrics;
 import io.s3stream.kafka.shell.network.ApiFamily;
 import io.s3stream.kafka.shell.topic.TopicRegistry;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FetchResponseData;
@@ -38,16 +41,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * not kept: a request that names one gets FETCH_SESSION_ID_NOT_FOUND and the client falls back to full fetches.
  */
 public final class FetchApis implements ApiFamily {
+    private final Authorization auth;
     private final TopicRegistry topics;
     private final ScheduledExecutorService timer;
 
     private final ShellMetrics metrics;
 
     /** @param timer wakes long polls at their deadline */
-    public FetchApis(TopicRegistry topics, ScheduledExecutorService timer, ShellMetrics metrics) {
+    public FetchApis(TopicRegistry topics, ScheduledExecutorService timer, ShellMetrics metrics, Authorization auth) {
         this.topics = topics;
         this.timer = timer;
         this.metrics = metrics;
+        this.auth = auth;
     }
 
     @Override
@@ -58,18 +63,24 @@ public final class FetchApis implements ApiFamily {
     @Override
     public CompletableFuture<AbstractResponse> handle(RequestContext ctx, AbstractRequest request) {
         return switch (ctx.header.apiKey()) {
-            case FETCH -> fetch((FetchRequest) request);
-            case LIST_OFFSETS -> listOffsets((ListOffsetsRequest) request, ctx.header.apiVersion());
+            case FETCH -> fetch(ctx, (FetchRequest) request);
+            case LIST_OFFSETS -> listOffsets(ctx, (ListOffsetsRequest) request, ctx.header.apiVersion());
             default -> throw new IllegalArgumentException(ctx.header.apiKey() + " is not a fetch API");
         };
     }
 
-    private CompletableFuture<AbstractResponse> fetch(FetchRequest request) {
+    private CompletableFuture<AbstractResponse> fetch(RequestContext ctx, FetchRequest request) {
         FetchRequestData data = request.data();
         if (data.sessionId() != 0 || (data.sessionEpoch() != 0 && data.sessionEpoch() != -1)) {
             return ApiFamily.done(FetchResponse.of(new FetchResponseData().setErrorCode(Errors.FETCH_SESSION_ID_NOT_FOUND.code())));
         }
-        FetchOperation op = new FetchOperation(data);
+        Set<String> denied = new java.util.HashSet<>();
+        for (FetchRequestData.FetchTopic ft : data.topics()) {
+            if (!auth.allowed(ctx, AclOperation.READ, ResourceType.TOPIC, ft.topic())) {
+                denied.add(ft.topic());
+            }
+        }
+        FetchOperation op = new FetchOperation(data, denied);
         op.attempt(false);
         return op.result;
     }
@@ -83,6 +94,8 @@ public final class FetchApis implements ApiFamily {
      */
     private final class FetchOperation {
         final FetchRequestData data;
+        /** Topics the principal may not read: answered TOPIC_AUTHORIZATION_FAILED, never read. */
+        final Set<String> denied;
         final CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
         final long deadlineNanos;
         final AtomicBoolean running = new AtomicBoolean(true);
@@ -91,8 +104,9 @@ public final class FetchApis implements ApiFamily {
         volatile boolean timedOut;
         boolean timerSet;
 
-        FetchOperation(FetchRequestData data) {
+        FetchOperation(FetchRequestData data, Set<String> denied) {
             this.data = data;
+            this.denied = denied;
             this.deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, data.maxWaitMs()));
         }
 
@@ -116,9 +130,12 @@ public final class FetchApis implements ApiFamily {
             for (FetchRequestData.FetchTopic ft : req) {
                 TopicRegistry.Topic t = topics.get(ft.topic());
                 List<CompletableFuture<PartitionLog.ReadResult>> list = new ArrayList<>();
+                boolean allowed = !denied.contains(ft.topic());
                 for (FetchRequestData.FetchPartition fp : ft.partitions()) {
                     PartitionLog log = t == null ? null : t.partition(fp.partition());
-                    CompletableFuture<PartitionLog.ReadResult> f = log == null
+                    CompletableFuture<PartitionLog.ReadResult> f = !allowed
+                            ? CompletableFuture.completedFuture(new PartitionLog.ReadResult(Errors.TOPIC_AUTHORIZATION_FAILED, null, -1, -1))
+                            : log == null
                             ? CompletableFuture.completedFuture(new PartitionLog.ReadResult(TopicRegistry.missing(t, fp.partition()), null, -1, -1))
                             : log.read(fp.fetchOffset(), Math.min(fp.partitionMaxBytes(), Math.max(data.maxBytes(), 1)),
                             readCommitted);
@@ -229,18 +246,23 @@ public final class FetchApis implements ApiFamily {
         return 0;
     }
 
-    private CompletableFuture<AbstractResponse> listOffsets(ListOffsetsRequest request, short version) {
+    private CompletableFuture<AbstractResponse> listOffsets(RequestContext ctx, ListOffsetsRequest request, short version) {
         List<ListOffsetsResponseData.ListOffsetsTopicResponse> out = new ArrayList<>();
         List<CompletableFuture<?>> all = new ArrayList<>();
         boolean readCommitted = request.data().isolationLevel() == IsolationLevel.READ_COMMITTED.id();
         for (ListOffsetsRequestData.ListOffsetsTopic lt : request.data().topics()) {
             TopicRegistry.Topic t = topics.get(lt.name());
             List<ListOffsetsResponseData.ListOffsetsPartitionResponse> parts = new ArrayList<>();
+            boolean allowed = auth.allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, lt.name());
             for (ListOffsetsRequestData.ListOffsetsPartition lp : lt.partitions()) {
                 ListOffsetsResponseData.ListOffsetsPartitionResponse r = new ListOffsetsResponseData.ListOffsetsPartitionResponse()
                         .setPartitionIndex(lp.partitionIndex()).setTimestamp(-1).setOffset(-1).setLeaderEpoch(version >= 4 ? 0 : -1);
                 parts.add(r);
                 PartitionLog log = t == null ? null : t.partition(lp.partitionIndex());
+                if (!allowed) {
+                    r.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
+                    continue;
+                }
                 if (log == null) {
                     r.setErrorCode(TopicRegistry.missing(t, lp.partitionIndex()).code());
                     continue;

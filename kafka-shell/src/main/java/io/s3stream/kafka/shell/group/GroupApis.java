@@ -1,7 +1,10 @@
 package io.s3stream.kafka.shell.group;
 
+import io.s3stream.kafka.shell.acl.Authorization;
 import io.s3stream.kafka.shell.network.ApiFamily;
 import io.s3stream.kafka.shell.topic.TopicRegistry;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.ConsumerGroupDescribeResponseData;
 import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
@@ -74,6 +77,7 @@ import java.util.function.Supplier;
  * shells by group id: a request for a group another shell coordinates gets NOT_COORDINATOR.
  */
 public final class GroupApis implements ApiFamily {
+    private final Authorization auth;
     private final int nodeId;
     private final TopicRegistry topics;
     private final GroupCoordinator groups;
@@ -85,12 +89,13 @@ public final class GroupApis implements ApiFamily {
      * @param liveIds the registered shells whose lease is live, as this shell sees them
      */
     public GroupApis(int nodeId, TopicRegistry topics, GroupCoordinator groups, Supplier<SortedMap<Integer, String[]>> brokers,
-              Supplier<SortedSet<Integer>> liveIds) {
+              Supplier<SortedSet<Integer>> liveIds, Authorization auth) {
         this.nodeId = nodeId;
         this.topics = topics;
         this.groups = groups;
         this.brokers = brokers;
         this.liveIds = liveIds;
+        this.auth = auth;
         groups.topics(topicsView());
     }
 
@@ -111,7 +116,7 @@ public final class GroupApis implements ApiFamily {
         String clientId = ctx.clientId();
         String clientHost = ctx.clientAddress == null ? "" : ctx.clientAddress.toString();
         return switch (key) {
-            case FIND_COORDINATOR -> ApiFamily.done(findCoordinator((FindCoordinatorRequest) request, version));
+            case FIND_COORDINATOR -> ApiFamily.done(findCoordinator(ctx, (FindCoordinatorRequest) request, version));
             case JOIN_GROUP -> !coordinates(((JoinGroupRequest) request).data().groupId()) ? notCoordinator(request)
                     : groups.join(((JoinGroupRequest) request).data(), version, clientId, clientHost)
                     .thenApply(d -> joinResponse(d, version));
@@ -126,21 +131,21 @@ public final class GroupApis implements ApiFamily {
             case LEAVE_GROUP -> !coordinates(((LeaveGroupRequest) request).data().groupId()) ? notCoordinator(request)
                     : leaveGroup((LeaveGroupRequest) request, version);
             case OFFSET_COMMIT -> !coordinates(((OffsetCommitRequest) request).data().groupId()) ? notCoordinator(request)
-                    : offsetCommit((OffsetCommitRequest) request);
-            case OFFSET_FETCH -> offsetFetch((OffsetFetchRequest) request, version);
+                    : offsetCommit(ctx, (OffsetCommitRequest) request);
+            case OFFSET_FETCH -> offsetFetch(ctx, (OffsetFetchRequest) request, version);
             case OFFSET_DELETE -> !coordinates(((OffsetDeleteRequest) request).data().groupId()) ? notCoordinator(request)
-                    : offsetDelete((OffsetDeleteRequest) request);
+                    : offsetDelete(ctx, (OffsetDeleteRequest) request);
             case TXN_OFFSET_COMMIT -> !coordinates(((TxnOffsetCommitRequest) request).data().groupId())
-                    ? notCoordinator(request) : txnOffsetCommit((TxnOffsetCommitRequest) request);
+                    ? notCoordinator(request) : txnOffsetCommit(ctx, (TxnOffsetCommitRequest) request);
             case CONSUMER_GROUP_HEARTBEAT -> {
                 var d = ((ConsumerGroupHeartbeatRequest) request).data();
                 yield !coordinates(d.groupId()) ? notCoordinator(request)
                         : consumerGroupHeartbeat(d, clientId, clientHost);
             }
-            case CONSUMER_GROUP_DESCRIBE -> consumerGroupDescribe((ConsumerGroupDescribeRequest) request);
-            case LIST_GROUPS -> listGroups(((ListGroupsRequest) request).data());
-            case DESCRIBE_GROUPS -> describeGroups((DescribeGroupsRequest) request);
-            case DELETE_GROUPS -> deleteGroups((DeleteGroupsRequest) request);
+            case CONSUMER_GROUP_DESCRIBE -> consumerGroupDescribe(ctx, (ConsumerGroupDescribeRequest) request);
+            case LIST_GROUPS -> listGroups(ctx, ((ListGroupsRequest) request).data());
+            case DESCRIBE_GROUPS -> describeGroups(ctx, (DescribeGroupsRequest) request);
+            case DELETE_GROUPS -> deleteGroups(ctx, (DeleteGroupsRequest) request);
             default -> throw new IllegalArgumentException(key + " is not a group API");
         };
     }
@@ -189,11 +194,13 @@ public final class GroupApis implements ApiFamily {
         return ApiFamily.done(request.getErrorResponse(0, Errors.NOT_COORDINATOR.exception()));
     }
 
-    private CompletableFuture<AbstractResponse> deleteGroups(DeleteGroupsRequest request) {
+    private CompletableFuture<AbstractResponse> deleteGroups(RequestContext ctx, DeleteGroupsRequest request) {
         List<String> ids = request.data().groupsNames();
         List<CompletableFuture<Errors>> futures = new ArrayList<>();
-        ids.forEach(g -> futures.add(coordinates(g) ? groups.delete(g)
-                : CompletableFuture.completedFuture(Errors.NOT_COORDINATOR)));
+        ids.forEach(g -> futures.add(
+                !auth.allowed(ctx, AclOperation.DELETE, ResourceType.GROUP, g)
+                        ? CompletableFuture.completedFuture(Errors.GROUP_AUTHORIZATION_FAILED)
+                        : coordinates(g) ? groups.delete(g) : CompletableFuture.completedFuture(Errors.NOT_COORDINATOR)));
         return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
             DeleteGroupsResponseData.DeletableGroupResultCollection results = new DeleteGroupsResponseData.DeletableGroupResultCollection();
             for (int i = 0; i < ids.size(); i++) {
@@ -215,10 +222,29 @@ public final class GroupApis implements ApiFamily {
         return keyType == GROUP_KEY || keyType == TRANSACTION_KEY;
     }
 
-    private AbstractResponse findCoordinator(FindCoordinatorRequest request, short version) {
+    /**
+     * Who may not describe the group (DESCRIBE on GROUP) or the transactional id (DESCRIBE on TRANSACTIONAL_ID) is
+     * not told its coordinator, as in Kafka.
+     */
+    private Errors coordinatorDenied(RequestContext ctx, byte keyType, String key) {
+        if (keyType == GROUP_KEY && !auth.allowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, key)) {
+            return Errors.GROUP_AUTHORIZATION_FAILED;
+        }
+        if (keyType == TRANSACTION_KEY && !auth.allowed(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key)) {
+            return Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+        }
+        return Errors.NONE;
+    }
+
+    private AbstractResponse findCoordinator(RequestContext ctx, FindCoordinatorRequest request, short version) {
         var d = request.data();
         FindCoordinatorResponseData out = new FindCoordinatorResponseData();
         if (version < 4) {
+            Errors denied = coordinatorDenied(ctx, d.keyType(), d.key());
+            if (denied != Errors.NONE) {
+                return new FindCoordinatorResponse(out.setErrorCode(denied.code()).setErrorMessage(denied.message())
+                        .setNodeId(-1).setHost("").setPort(-1));
+            }
             if (!coordinated(d.keyType())) {
                 return new FindCoordinatorResponse(out.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
                         .setErrorMessage("kafka-shell has group and transaction coordinators only").setNodeId(-1)
@@ -230,7 +256,10 @@ public final class GroupApis implements ApiFamily {
         }
         for (String key : d.coordinatorKeys()) {
             FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator().setKey(key);
-            if (!coordinated(d.keyType())) {
+            Errors denied = coordinatorDenied(ctx, d.keyType(), key);
+            if (denied != Errors.NONE) {
+                c.setErrorCode(denied.code()).setErrorMessage(denied.message()).setNodeId(-1).setHost("").setPort(-1);
+            } else if (!coordinated(d.keyType())) {
                 c.setErrorCode(Errors.COORDINATOR_NOT_AVAILABLE.code())
                         .setErrorMessage("kafka-shell has group and transaction coordinators only")
                         .setNodeId(-1).setHost("").setPort(-1);
@@ -274,7 +303,7 @@ public final class GroupApis implements ApiFamily {
         });
     }
 
-    private CompletableFuture<AbstractResponse> offsetCommit(OffsetCommitRequest request) {
+    private CompletableFuture<AbstractResponse> offsetCommit(RequestContext ctx, OffsetCommitRequest request) {
         OffsetCommitRequestData d = request.data();
         return groups.validateCommit(d.groupId(), d.memberId(), d.generationIdOrMemberEpoch()).thenCompose(check -> {
             OffsetCommitResponseData out = new OffsetCommitResponseData();
@@ -282,8 +311,9 @@ public final class GroupApis implements ApiFamily {
             for (OffsetCommitRequestData.OffsetCommitRequestTopic t : d.topics()) {
                 OffsetCommitResponseData.OffsetCommitResponseTopic rt = new OffsetCommitResponseData.OffsetCommitResponseTopic().setName(t.name());
                 TopicRegistry.Topic topic = topics.get(t.name());
+                boolean allowed = auth.allowed(ctx, AclOperation.READ, ResourceType.TOPIC, t.name());
                 for (OffsetCommitRequestData.OffsetCommitRequestPartition p : t.partitions()) {
-                    Errors e = check;
+                    Errors e = allowed ? check : Errors.TOPIC_AUTHORIZATION_FAILED;
                     if (e == Errors.NONE && (topic == null || topic.slot(p.partitionIndex()) == null)) {
                         e = Errors.UNKNOWN_TOPIC_OR_PARTITION;
                     }
@@ -305,7 +335,7 @@ public final class GroupApis implements ApiFamily {
      * transaction. A request with a generation (v3+, a consumer-group member) is checked like OffsetCommit; one
      * without is taken as Kafka takes it.
      */
-    private CompletableFuture<AbstractResponse> txnOffsetCommit(TxnOffsetCommitRequest request) {
+    private CompletableFuture<AbstractResponse> txnOffsetCommit(RequestContext ctx, TxnOffsetCommitRequest request) {
         TxnOffsetCommitRequestData d = request.data();
         CompletableFuture<Errors> check = d.generationId() < 0 ? CompletableFuture.completedFuture(Errors.NONE)
                 : groups.validateCommit(d.groupId(), d.memberId(), d.generationId());
@@ -314,9 +344,10 @@ public final class GroupApis implements ApiFamily {
             Map<TopicPartition, GroupCoordinator.Committed> staged = new HashMap<>();
             for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestTopic t : d.topics()) {
                 TopicRegistry.Topic topic = topics.get(t.name());
+                boolean allowed = auth.allowed(ctx, AclOperation.READ, ResourceType.TOPIC, t.name());
                 for (TxnOffsetCommitRequestData.TxnOffsetCommitRequestPartition p : t.partitions()) {
                     TopicPartition tp = new TopicPartition(t.name(), p.partitionIndex());
-                    Errors e = error;
+                    Errors e = allowed ? error : Errors.TOPIC_AUTHORIZATION_FAILED;
                     if (e == Errors.NONE && (topic == null || topic.slot(p.partitionIndex()) == null)) {
                         e = Errors.UNKNOWN_TOPIC_OR_PARTITION;
                     }
@@ -332,10 +363,17 @@ public final class GroupApis implements ApiFamily {
         });
     }
 
-    private CompletableFuture<AbstractResponse> offsetDelete(OffsetDeleteRequest request) {
+    private CompletableFuture<AbstractResponse> offsetDelete(RequestContext ctx, OffsetDeleteRequest request) {
         OffsetDeleteRequestData d = request.data();
         List<TopicPartition> partitions = new ArrayList<>();
-        d.topics().forEach(t -> t.partitions().forEach(p -> partitions.add(new TopicPartition(t.name(), p.partitionIndex()))));
+        Set<String> denied = new java.util.HashSet<>();
+        d.topics().forEach(t -> {
+            if (!auth.allowed(ctx, AclOperation.READ, ResourceType.TOPIC, t.name())) {
+                denied.add(t.name()); // answered TOPIC_AUTHORIZATION_FAILED, its offsets kept
+            } else {
+                t.partitions().forEach(p -> partitions.add(new TopicPartition(t.name(), p.partitionIndex())));
+            }
+        });
         return groups.deleteOffsets(d.groupId(), partitions).thenApply(result -> {
             OffsetDeleteResponseData out = new OffsetDeleteResponseData().setErrorCode(result.groupError().code());
             if (result.groupError() == Errors.NONE) {
@@ -344,7 +382,8 @@ public final class GroupApis implements ApiFamily {
                             new OffsetDeleteResponseData.OffsetDeleteResponseTopic().setName(t.name());
                     t.partitions().forEach(p -> rt.partitions().add(new OffsetDeleteResponseData.OffsetDeleteResponsePartition()
                             .setPartitionIndex(p.partitionIndex())
-                            .setErrorCode(result.partitions().get(new TopicPartition(t.name(), p.partitionIndex())).code())));
+                            .setErrorCode(denied.contains(t.name()) ? Errors.TOPIC_AUTHORIZATION_FAILED.code()
+                                    : result.partitions().get(new TopicPartition(t.name(), p.partitionIndex())).code())));
                     out.topics().add(rt);
                 }
             }
@@ -352,7 +391,12 @@ public final class GroupApis implements ApiFamily {
         });
     }
 
-    private CompletableFuture<AbstractResponse> offsetFetch(OffsetFetchRequest request, short version) {
+    /**
+     * OffsetFetch, with Kafka's authorization: a group the principal may not DESCRIBE answers
+     * GROUP_AUTHORIZATION_FAILED; a topic asked for that it may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED, and
+     * "all topics" leaves such topics out.
+     */
+    private CompletableFuture<AbstractResponse> offsetFetch(RequestContext ctx, OffsetFetchRequest request, short version) {
         OffsetFetchRequestData d = request.data();
         List<String> groupIds = new ArrayList<>();
         List<Map<String, List<Integer>>> wanted = new ArrayList<>(); // null entry: all topics
@@ -377,11 +421,23 @@ public final class GroupApis implements ApiFamily {
                 wanted.add(m);
             }
         }
+        if (version < 8 && !auth.allowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, d.groupId())) {
+            return ApiFamily.done(request.getErrorResponse(0, Errors.GROUP_AUTHORIZATION_FAILED.exception()));
+        }
         if (version < 8 && !coordinates(d.groupId())) {
             return notCoordinator(request);
         }
+        Set<String> deniedGroups = new java.util.HashSet<>();
+        groupIds.forEach(g -> {
+            if (!auth.allowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, g)) {
+                deniedGroups.add(g);
+            }
+        });
+        Map<String, Boolean> topicAllowed = new HashMap<>();
+        java.util.function.Predicate<String> describable = topic -> topicAllowed.computeIfAbsent(topic,
+                t -> auth.visible(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, t));
         List<CompletableFuture<Map<TopicPartition, GroupCoordinator.Committed>>> futures = new ArrayList<>();
-        groupIds.forEach(g -> futures.add(coordinates(g) ? groups.committed(g) : null));
+        groupIds.forEach(g -> futures.add(coordinates(g) && !deniedGroups.contains(g) ? groups.committed(g) : null));
         // KIP-447: a consumer that asks for stable offsets is told to retry while a transaction has offsets staged.
         boolean requireStable = version >= 7 && d.requireStable();
         List<CompletableFuture<Set<TopicPartition>>> staged = new ArrayList<>();
@@ -393,8 +449,10 @@ public final class GroupApis implements ApiFamily {
             OffsetFetchResponseData out = new OffsetFetchResponseData();
             for (int i = 0; i < groupIds.size(); i++) {
                 if (futures.get(i) == null) {
+                    Errors e = deniedGroups.contains(groupIds.get(i)) ? Errors.GROUP_AUTHORIZATION_FAILED
+                            : Errors.NOT_COORDINATOR;
                     out.groups().add(new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(groupIds.get(i))
-                            .setErrorCode(Errors.NOT_COORDINATOR.code()));
+                            .setErrorCode(e.code()));
                     continue;
                 }
                 Map<TopicPartition, GroupCoordinator.Committed> committed = futures.get(i).join();
@@ -403,17 +461,21 @@ public final class GroupApis implements ApiFamily {
                 if (want == null) {
                     want = new LinkedHashMap<>();
                     for (TopicPartition tp : committed.keySet()) {
-                        want.computeIfAbsent(tp.topic(), k -> new ArrayList<>()).add(tp.partition());
+                        if (describable.test(tp.topic())) {
+                            want.computeIfAbsent(tp.topic(), k -> new ArrayList<>()).add(tp.partition());
+                        }
                     }
                 }
                 List<OffsetFetchResponseData.OffsetFetchResponseTopics> groupTopics = new ArrayList<>();
                 for (Map.Entry<String, List<Integer>> e : want.entrySet()) {
                     OffsetFetchResponseData.OffsetFetchResponseTopics rt = new OffsetFetchResponseData.OffsetFetchResponseTopics().setName(e.getKey());
+                    boolean allowed = describable.test(e.getKey());
                     for (int p : e.getValue()) {
                         TopicPartition tp = new TopicPartition(e.getKey(), p);
-                        GroupCoordinator.Committed c = committed.get(tp);
+                        GroupCoordinator.Committed c = allowed ? committed.get(tp) : null;
                         rt.partitions().add(new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(p)
-                                .setErrorCode(unstable.contains(tp) ? Errors.UNSTABLE_OFFSET_COMMIT.code() : Errors.NONE.code())
+                                .setErrorCode(!allowed ? Errors.TOPIC_AUTHORIZATION_FAILED.code()
+                                        : unstable.contains(tp) ? Errors.UNSTABLE_OFFSET_COMMIT.code() : Errors.NONE.code())
                                 .setCommittedOffset(c == null ? -1 : c.offset())
                                 .setCommittedLeaderEpoch(c == null ? -1 : c.leaderEpoch())
                                 .setMetadata(c == null ? "" : c.metadata()));
@@ -440,7 +502,9 @@ public final class GroupApis implements ApiFamily {
     }
 
     /** ListGroups, with the state (v4+) and type (v5+) filters compared case-insensitively, as Kafka does. */
-    private CompletableFuture<AbstractResponse> listGroups(ListGroupsRequestData request) {
+    private CompletableFuture<AbstractResponse> listGroups(RequestContext ctx, ListGroupsRequestData request) {
+        // As Kafka: DESCRIBE on the cluster lists every group, else those the principal may DESCRIBE.
+        boolean everyGroup = auth.visible(ctx, AclOperation.DESCRIBE, ResourceType.CLUSTER, Authorization.CLUSTER_NAME);
         Set<String> states = new java.util.HashSet<>();
         request.statesFilter().forEach(st -> states.add(st.toLowerCase(java.util.Locale.ROOT)));
         Set<String> types = new java.util.HashSet<>();
@@ -449,7 +513,8 @@ public final class GroupApis implements ApiFamily {
             ListGroupsResponseData out = new ListGroupsResponseData();
             java.util.function.BiConsumer<ListGroupsResponseData.ListedGroup, String> add = (g, type) -> {
                 if ((states.isEmpty() || states.contains(g.groupState().toLowerCase(java.util.Locale.ROOT)))
-                        && (types.isEmpty() || types.contains(type))) {
+                        && (types.isEmpty() || types.contains(type))
+                        && (everyGroup || auth.visible(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, g.groupId()))) {
                     out.groups().add(g.setGroupType(type));
                 }
             };
@@ -555,9 +620,16 @@ public final class GroupApis implements ApiFamily {
         return a;
     }
 
-    private CompletableFuture<AbstractResponse> consumerGroupDescribe(ConsumerGroupDescribeRequest request) {
+    private CompletableFuture<AbstractResponse> consumerGroupDescribe(RequestContext ctx,
+                                                                      ConsumerGroupDescribeRequest request) {
         List<CompletableFuture<ConsumerGroupDescribeResponseData.DescribedGroup>> described = new ArrayList<>();
+        boolean withOperations = request.data().includeAuthorizedOperations();
         for (String id : request.data().groupIds()) {
+            if (!auth.allowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, id)) {
+                described.add(CompletableFuture.completedFuture(new ConsumerGroupDescribeResponseData.DescribedGroup()
+                        .setGroupId(id).setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())));
+                continue;
+            }
             if (!coordinates(id)) {
                 described.add(CompletableFuture.completedFuture(new ConsumerGroupDescribeResponseData.DescribedGroup()
                         .setGroupId(id).setErrorCode(Errors.NOT_COORDINATOR.code())));
@@ -571,6 +643,9 @@ public final class GroupApis implements ApiFamily {
                 }
                 dg.setGroupState(cg.state()).setGroupEpoch(cg.groupEpoch).setAssignmentEpoch(cg.assignmentEpoch)
                         .setAssignorName(cg.assignor);
+                if (withOperations) {
+                    dg.setAuthorizedOperations(auth.operations(ctx, ResourceType.GROUP, id));
+                }
                 for (ConsumerGroup.Member m : cg.members.values()) {
                     dg.members().add(new ConsumerGroupDescribeResponseData.Member().setMemberId(m.memberId)
                             .setInstanceId(m.instanceId).setRackId(m.rackId).setMemberEpoch(m.epoch)
@@ -591,8 +666,9 @@ public final class GroupApis implements ApiFamily {
         });
     }
 
-    private CompletableFuture<AbstractResponse> describeGroups(DescribeGroupsRequest request) {
+    private CompletableFuture<AbstractResponse> describeGroups(RequestContext ctx, DescribeGroupsRequest request) {
         List<String> ids = request.data().groups();
+        boolean withOperations = request.data().includeAuthorizedOperations();
         return groups.call(() -> {
             DescribeGroupsResponseData out = new DescribeGroupsResponseData();
             // Read on the coordinator thread: members are mutable state it owns.
@@ -601,6 +677,15 @@ public final class GroupApis implements ApiFamily {
             for (String id : ids) {
                 GroupCoordinator.Group g = all.get(id);
                 DescribeGroupsResponseData.DescribedGroup dg = new DescribeGroupsResponseData.DescribedGroup().setGroupId(id);
+                if (!auth.allowed(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, id)) {
+                    dg.setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code()).setGroupState("").setProtocolType("")
+                            .setProtocolData("");
+                    out.groups().add(dg);
+                    continue;
+                }
+                if (withOperations) {
+                    dg.setAuthorizedOperations(auth.operations(ctx, ResourceType.GROUP, id));
+                }
                 if (!coordinates(id)) {
                     dg.setErrorCode(Errors.NOT_COORDINATOR.code()).setGroupState("").setProtocolType("")
                             .setProtocolData("");

@@ -27,6 +27,19 @@ public final class ApiDispatcher {
     private final Map<ApiKeys, short[]> versions = new EnumMap<>(ApiKeys.class);
     private final RequestObserver observer;
     private final Throttle throttle;
+    private final Guard guard;
+
+    /**
+     * Refuses a whole request before its family answers it (authorization of the group, transactional id or cluster
+     * it is for): the refusal is answered, and throttled, as any response.
+     */
+    @FunctionalInterface
+    public interface Guard {
+        Guard NONE = (ctx, request) -> null;
+
+        /** The response that refuses {@code request}, or null to let its family answer. */
+        AbstractResponse denied(RequestContext ctx, AbstractRequest request);
+    }
 
     /**
      * Decides, once a request is answered, how long its client must wait (quotas): the time goes into the response's
@@ -60,8 +73,14 @@ public final class ApiDispatcher {
 
     /** @throws IllegalArgumentException when two families declare the same key */
     public ApiDispatcher(List<ApiFamily> families, RequestObserver observer, Throttle throttle) {
+        this(families, observer, throttle, Guard.NONE);
+    }
+
+    /** @throws IllegalArgumentException when two families declare the same key */
+    public ApiDispatcher(List<ApiFamily> families, RequestObserver observer, Throttle throttle, Guard guard) {
         this.observer = observer;
         this.throttle = throttle;
+        this.guard = guard;
         versions.put(ApiKeys.API_VERSIONS, API_VERSIONS);
         for (ApiFamily family : families) {
             family.versions().forEach((key, range) -> {
@@ -102,7 +121,8 @@ public final class ApiDispatcher {
         long start = System.nanoTime();
         CompletableFuture<AbstractResponse> response;
         try {
-            response = byKey.get(key).handle(ctx, request);
+            AbstractResponse refused = guard.denied(ctx, request);
+            response = refused != null ? CompletableFuture.completedFuture(refused) : byKey.get(key).handle(ctx, request);
         } catch (RuntimeException e) {
             response = CompletableFuture.failedFuture(e);
         }

@@ -8,20 +8,20 @@ import java.util.function.Supplier;
  * connections closed, connections failing): the first occurrence is logged at once, later ones at most once per
  * interval, with the number of occurrences the log did not show.
  */
-final class RateLimitedLog {
+public final class RateLimitedLog {
     private final System.Logger log;
     private final System.Logger.Level level;
     private final long intervalNanos;
     private final AtomicLong nextAllowedNanos = new AtomicLong(Long.MIN_VALUE);
     private final AtomicLong suppressed = new AtomicLong();
 
-    RateLimitedLog(System.Logger log, System.Logger.Level level, long intervalNanos) {
+    public RateLimitedLog(System.Logger log, System.Logger.Level level, long intervalNanos) {
         this.log = log;
         this.level = level;
         this.intervalNanos = intervalNanos;
     }
 
-    void log(Supplier<String> message) {
+    public void log(Supplier<String> message) {
         if (!log.isLoggable(level)) {
             return;
         }

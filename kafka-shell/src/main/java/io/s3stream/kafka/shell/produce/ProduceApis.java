@@ -1,5 +1,6 @@
 package io.s3stream.kafka.shell.produce;
 
+import io.s3stream.kafka.shell.acl.Authorization;
 import io.s3stream.kafka.shell.config.ShellConfig;
 import io.s3stream.kafka.shell.log.KafkaKeyCompaction;
 import io.s3stream.kafka.shell.log.PartitionLog;
@@ -8,6 +9,8 @@ import io.s3stream.kafka.shell.metrics.ShellMetrics;
 import io.s3stream.kafka.shell.network.ApiFamily;
 import io.s3stream.kafka.shell.topic.TopicConfigs;
 import io.s3stream.kafka.shell.topic.TopicRegistry;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -30,14 +33,16 @@ import java.util.concurrent.CompletableFuture;
  * log (transactional batches open their producer's transaction there; the coordinator's markers end it).
  */
 public final class ProduceApis implements ApiFamily {
+    private final Authorization auth;
     private final ShellConfig config;
     private final TopicRegistry topics;
     private final ShellMetrics metrics;
 
-    public ProduceApis(ShellConfig config, TopicRegistry topics, ShellMetrics metrics) {
+    public ProduceApis(ShellConfig config, TopicRegistry topics, ShellMetrics metrics, Authorization auth) {
         this.config = config;
         this.topics = topics;
         this.metrics = metrics;
+        this.auth = auth;
     }
 
     @Override
@@ -48,18 +53,23 @@ public final class ProduceApis implements ApiFamily {
     @Override
     public CompletableFuture<AbstractResponse> handle(RequestContext ctx, AbstractRequest request) {
         return switch (ctx.header.apiKey()) {
-            case PRODUCE -> produce((ProduceRequest) request);
+            case PRODUCE -> produce(ctx, (ProduceRequest) request);
             default -> throw new IllegalArgumentException(ctx.header.apiKey() + " is not a produce API");
         };
     }
 
-    private CompletableFuture<AbstractResponse> produce(ProduceRequest request) {
+    private CompletableFuture<AbstractResponse> produce(RequestContext ctx, ProduceRequest request) {
         ProduceRequestData data = request.data();
         Map<String, List<CompletableFuture<ProduceResponseData.PartitionProduceResponse>>> results = new LinkedHashMap<>();
         for (ProduceRequestData.TopicProduceData td : data.topicData()) {
             TopicRegistry.Topic t = topics.get(td.name());
             List<CompletableFuture<ProduceResponseData.PartitionProduceResponse>> list =
                     results.computeIfAbsent(td.name(), n -> new ArrayList<>());
+            if (!auth.allowed(ctx, AclOperation.WRITE, ResourceType.TOPIC, td.name())) {
+                td.partitionData().forEach(pd -> list.add(CompletableFuture.completedFuture(
+                        partitionError(pd.index(), Errors.TOPIC_AUTHORIZATION_FAILED, null))));
+                continue;
+            }
             for (ProduceRequestData.PartitionProduceData pd : td.partitionData()) {
                 PartitionLog log = t == null ? null : t.partition(pd.index());
                 if (log == null) {

@@ -1,10 +1,13 @@
 package io.s3stream.kafka.shell.topic;
 
+import io.s3stream.kafka.shell.acl.Authorization;
 import io.s3stream.kafka.shell.config.ShellConfig;
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.log.Retention;
 import io.s3stream.kafka.shell.group.GroupConfigs;
 import io.s3stream.kafka.shell.network.ApiFamily;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsResponseData;
@@ -49,6 +52,7 @@ import java.util.function.Supplier;
  * over the {@link TopicRegistry}. Those that read or write the manifest run on the blocking executor.
  */
 public final class TopicApis implements ApiFamily {
+    private final Authorization auth;
     private final ShellConfig config;
     private final TopicRegistry topics;
     private final Consumer<String> onTopicDeleted;
@@ -60,12 +64,13 @@ public final class TopicApis implements ApiFamily {
      * @param brokers registered shells by node id, as host and port
      */
     public TopicApis(ShellConfig config, TopicRegistry topics, Consumer<String> onTopicDeleted, Executor blocking,
-                     Supplier<SortedMap<Integer, String[]>> brokers) {
+                     Supplier<SortedMap<Integer, String[]>> brokers, Authorization auth) {
         this.config = config;
         this.topics = topics;
         this.onTopicDeleted = onTopicDeleted;
         this.blocking = blocking;
         this.brokers = brokers;
+        this.auth = auth;
     }
 
     @Override
@@ -81,26 +86,26 @@ public final class TopicApis implements ApiFamily {
         ApiKeys key = ctx.header.apiKey();
         short version = ctx.header.apiVersion();
         return switch (key) {
-            case CREATE_TOPICS -> createTopics((CreateTopicsRequest) request);
-            case DELETE_TOPICS -> deleteTopics((DeleteTopicsRequest) request, version);
-            case CREATE_PARTITIONS -> createPartitions((CreatePartitionsRequest) request);
+            case CREATE_TOPICS -> createTopics(ctx, (CreateTopicsRequest) request);
+            case DELETE_TOPICS -> deleteTopics(ctx, (DeleteTopicsRequest) request, version);
+            case CREATE_PARTITIONS -> createPartitions(ctx, (CreatePartitionsRequest) request);
             case DESCRIBE_CONFIGS -> CompletableFuture.supplyAsync( // a GROUP resource reads the key-value space
-                    () -> describeConfigs((DescribeConfigsRequest) request), blocking);
+                    () -> describeConfigs(ctx, (DescribeConfigsRequest) request), blocking);
             case ALTER_PARTITION_REASSIGNMENTS -> CompletableFuture.supplyAsync(
                     () -> alterReassignments((org.apache.kafka.common.requests.AlterPartitionReassignmentsRequest) request), blocking);
             case INCREMENTAL_ALTER_CONFIGS -> CompletableFuture.supplyAsync(
-                    () -> incrementalAlterConfigs((org.apache.kafka.common.requests.IncrementalAlterConfigsRequest) request), blocking);
+                    () -> incrementalAlterConfigs(ctx, (org.apache.kafka.common.requests.IncrementalAlterConfigsRequest) request), blocking);
             case DESCRIBE_LOG_DIRS -> CompletableFuture.supplyAsync(
                     () -> describeLogDirs((org.apache.kafka.common.requests.DescribeLogDirsRequest) request), blocking);
             case LIST_PARTITION_REASSIGNMENTS -> CompletableFuture.completedFuture(listReassignments(
                     (org.apache.kafka.common.requests.ListPartitionReassignmentsRequest) request));
-            case DELETE_RECORDS -> deleteRecords((DeleteRecordsRequest) request);
+            case DELETE_RECORDS -> deleteRecords(ctx, (DeleteRecordsRequest) request);
             default -> throw new IllegalArgumentException(key + " is not a topic API");
         };
     }
 
     /** DeleteRecords: each partition's log start offset moves up to the offset asked (its leader trims its stream). */
-    private CompletableFuture<AbstractResponse> deleteRecords(DeleteRecordsRequest request) {
+    private CompletableFuture<AbstractResponse> deleteRecords(RequestContext ctx, DeleteRecordsRequest request) {
         DeleteRecordsResponseData out = new DeleteRecordsResponseData();
         List<CompletableFuture<?>> all = new ArrayList<>();
         for (var rt : request.data().topics()) {
@@ -108,11 +113,16 @@ public final class TopicApis implements ApiFamily {
                     .setName(rt.name());
             out.topics().add(topicResult);
             TopicRegistry.Topic t = topics.get(rt.name());
+            boolean allowed = auth.allowed(ctx, AclOperation.DELETE, ResourceType.TOPIC, rt.name());
             for (var rp : rt.partitions()) {
                 var pr = new DeleteRecordsResponseData.DeleteRecordsPartitionResult()
                         .setPartitionIndex(rp.partitionIndex()).setLowWatermark(-1);
                 topicResult.partitions().add(pr);
                 PartitionLog log = t == null ? null : t.partition(rp.partitionIndex());
+                if (!allowed) {
+                    pr.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
+                    continue;
+                }
                 if (log == null) {
                     pr.setErrorCode(TopicRegistry.missing(t, rp.partitionIndex()).code());
                     continue;
@@ -132,8 +142,9 @@ public final class TopicApis implements ApiFamily {
                 .thenApply(v -> new DeleteRecordsResponse(out));
     }
 
-    private CompletableFuture<AbstractResponse> createTopics(CreateTopicsRequest request) {
+    private CompletableFuture<AbstractResponse> createTopics(RequestContext ctx, CreateTopicsRequest request) {
         CreateTopicsRequestData data = request.data();
+        boolean createAny = auth.visible(ctx, AclOperation.CREATE, ResourceType.CLUSTER, Authorization.CLUSTER_NAME);
         List<CompletableFuture<CreateTopicsResponseData.CreatableTopicResult>> futures = new ArrayList<>();
         for (CreateTopicsRequestData.CreatableTopic ct : data.topics()) {
             CreateTopicsResponseData.CreatableTopicResult r = new CreateTopicsResponseData.CreatableTopicResult()
@@ -143,7 +154,10 @@ public final class TopicApis implements ApiFamily {
             ct.configs().forEach(c -> configs.put(c.name(), c.value()));
             String problem = null;
             Errors error = Errors.NONE;
-            if (!ct.assignments().isEmpty()) {
+            if (!createAny && !auth.allowed(ctx, AclOperation.CREATE, ResourceType.TOPIC, ct.name())) {
+                error = Errors.TOPIC_AUTHORIZATION_FAILED;
+                problem = "Authorization failed.";
+            } else if (!ct.assignments().isEmpty()) {
                 error = Errors.INVALID_REQUEST;
                 problem = "manual replica assignments are not supported";
             } else if (ct.replicationFactor() != -1 && ct.replicationFactor() != 1) {
@@ -174,6 +188,11 @@ public final class TopicApis implements ApiFamily {
                         Throwable c = ApiFamily.cause(e);
                         return r.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
                     }
+                    if (!auth.visible(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, ct.name())) {
+                        // As Kafka: created, but its configs are not shown to who may not describe them.
+                        return r.setTopicId(t.id()).setNumPartitions(partitions).setReplicationFactor((short) 1)
+                                .setTopicConfigErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
+                    }
                     List<CreateTopicsResponseData.CreatableTopicConfigs> cfgs = new ArrayList<>();
                     TopicConfigs.effective(config, t.configs()).forEach((k, v) -> cfgs.add(
                             new CreateTopicsResponseData.CreatableTopicConfigs().setName(k).setValue(v)
@@ -189,14 +208,17 @@ public final class TopicApis implements ApiFamily {
         });
     }
 
-    private CompletableFuture<AbstractResponse> createPartitions(CreatePartitionsRequest request) {
+    private CompletableFuture<AbstractResponse> createPartitions(RequestContext ctx, CreatePartitionsRequest request) {
         CreatePartitionsRequestData data = request.data();
         List<CompletableFuture<CreatePartitionsResponseData.CreatePartitionsTopicResult>> futures = new ArrayList<>();
         for (CreatePartitionsRequestData.CreatePartitionsTopic ct : data.topics()) {
             CreatePartitionsResponseData.CreatePartitionsTopicResult r =
                     new CreatePartitionsResponseData.CreatePartitionsTopicResult().setName(ct.name());
             TopicRegistry.Topic t = topics.get(ct.name());
-            if (t == null) {
+            if (!auth.allowed(ctx, AclOperation.ALTER, ResourceType.TOPIC, ct.name())) {
+                futures.add(CompletableFuture.completedFuture(r.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                        .setErrorMessage("Authorization failed.")));
+            } else if (t == null) {
                 futures.add(CompletableFuture.completedFuture(r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code())
                         .setErrorMessage("Topic '" + ct.name() + "' does not exist.")));
             } else if (ct.assignments() != null && !ct.assignments().isEmpty()) {
@@ -270,12 +292,18 @@ public final class TopicApis implements ApiFamily {
      * are read-only, except that the replication throttles Kafka's reassignment tool sets and clears are accepted
      * and ignored (there is no replication to throttle).
      */
-    private AbstractResponse incrementalAlterConfigs(org.apache.kafka.common.requests.IncrementalAlterConfigsRequest request) {
+    private AbstractResponse incrementalAlterConfigs(RequestContext ctx,
+                                                     org.apache.kafka.common.requests.IncrementalAlterConfigsRequest request) {
         var out = new org.apache.kafka.common.message.IncrementalAlterConfigsResponseData();
         for (var res : request.data().resources()) {
             var r = new org.apache.kafka.common.message.IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse()
                     .setResourceType(res.resourceType()).setResourceName(res.resourceName());
             out.responses().add(r);
+            Errors denied = configsDenied(ctx, AclOperation.ALTER_CONFIGS, res.resourceType(), res.resourceName());
+            if (denied != Errors.NONE) {
+                r.setErrorCode(denied.code()).setErrorMessage(denied.message());
+                continue;
+            }
             try {
                 if (res.resourceType() == 4) { // BROKER
                     for (var c : res.configs()) {
@@ -316,6 +344,20 @@ public final class TopicApis implements ApiFamily {
             }
         }
         return new org.apache.kafka.common.requests.IncrementalAlterConfigsResponse(out);
+    }
+
+    /**
+     * Whether the principal may describe or alter a config resource (DESCRIBE_CONFIGS / ALTER_CONFIGS on the topic,
+     * the group, or the cluster for a broker), as the error Kafka answers; NONE when it may, and for a type it does not
+     * know (the handler refuses that).
+     */
+    private Errors configsDenied(RequestContext ctx, AclOperation op, byte resourceType, String name) {
+        return switch (resourceType) {
+            case 2 -> auth.allowed(ctx, op, ResourceType.TOPIC, name) ? Errors.NONE : Errors.TOPIC_AUTHORIZATION_FAILED;
+            case 32 -> auth.allowed(ctx, op, ResourceType.GROUP, name) ? Errors.NONE : Errors.GROUP_AUTHORIZATION_FAILED;
+            case 4, 8 -> auth.cluster(ctx, op) ? Errors.NONE : Errors.CLUSTER_AUTHORIZATION_FAILED;
+            default -> Errors.NONE;
+        };
     }
 
     /** A resource's changes: SET (a value) and DELETE (null); APPEND and SUBTRACT get INVALID_REQUEST. */
@@ -398,7 +440,7 @@ public final class TopicApis implements ApiFamily {
         return new org.apache.kafka.common.requests.ListPartitionReassignmentsResponse(out);
     }
 
-    private CompletableFuture<AbstractResponse> deleteTopics(DeleteTopicsRequest request, short version) {
+    private CompletableFuture<AbstractResponse> deleteTopics(RequestContext ctx, DeleteTopicsRequest request, short version) {
         DeleteTopicsRequestData data = request.data();
         List<String> names = new ArrayList<>();
         List<Uuid> ids = new ArrayList<>();
@@ -421,8 +463,16 @@ public final class TopicApis implements ApiFamily {
             DeleteTopicsResponseData.DeletableTopicResult r = new DeleteTopicsResponseData.DeletableTopicResult()
                     .setName(name).setTopicId(id == null ? Uuid.ZERO_UUID : id);
             if (t == null) {
-                futures.add(CompletableFuture.completedFuture(r.setErrorCode(
-                        (name == null ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code())));
+                // As Kafka: who may not describe a topic is not told whether it exists.
+                Errors e = name == null ? Errors.UNKNOWN_TOPIC_ID
+                        : auth.allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)
+                        ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.TOPIC_AUTHORIZATION_FAILED;
+                futures.add(CompletableFuture.completedFuture(r.setErrorCode(e.code())));
+                continue;
+            }
+            if (!auth.allowed(ctx, AclOperation.DELETE, ResourceType.TOPIC, t.name())) {
+                futures.add(CompletableFuture.completedFuture(r.setName(t.name()).setTopicId(t.id())
+                        .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())));
                 continue;
             }
             r.setName(t.name()).setTopicId(t.id());
@@ -441,11 +491,16 @@ public final class TopicApis implements ApiFamily {
         });
     }
 
-    private AbstractResponse describeConfigs(DescribeConfigsRequest request) {
+    private AbstractResponse describeConfigs(RequestContext ctx, DescribeConfigsRequest request) {
         DescribeConfigsResponseData out = new DescribeConfigsResponseData();
         for (DescribeConfigsRequestData.DescribeConfigsResource res : request.data().resources()) {
             DescribeConfigsResponseData.DescribeConfigsResult r = new DescribeConfigsResponseData.DescribeConfigsResult()
                     .setResourceType(res.resourceType()).setResourceName(res.resourceName());
+            Errors denied = configsDenied(ctx, AclOperation.DESCRIBE_CONFIGS, res.resourceType(), res.resourceName());
+            if (denied != Errors.NONE) {
+                out.results().add(r.setErrorCode(denied.code()).setErrorMessage(denied.message()));
+                continue;
+            }
             Map<String, String> values;
             Map<String, String> overrides;
             if (res.resourceType() == 2) { // TOPIC

@@ -1,8 +1,11 @@
 package io.s3stream.kafka.shell.txn;
 
+import io.s3stream.kafka.shell.acl.Authorization;
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.network.ApiFamily;
 import io.s3stream.kafka.shell.topic.TopicRegistry;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.message.AddOffsetsToTxnRequestData;
 import org.apache.kafka.common.message.AddOffsetsToTxnResponseData;
@@ -55,12 +58,14 @@ import java.util.concurrent.CompletableFuture;
  * adds by Produce): the shell does not advertise the {@code transaction.version} feature, so clients use v1.
  */
 public final class TxnApis implements ApiFamily {
+    private final Authorization auth;
     private final TransactionCoordinator coordinator;
     private final TopicRegistry topics;
 
-    public TxnApis(TransactionCoordinator coordinator, TopicRegistry topics) {
+    public TxnApis(TransactionCoordinator coordinator, TopicRegistry topics, Authorization auth) {
         this.coordinator = coordinator;
         this.topics = topics;
+        this.auth = auth;
     }
 
     @Override
@@ -79,9 +84,9 @@ public final class TxnApis implements ApiFamily {
             case ADD_OFFSETS_TO_TXN -> addOffsets((AddOffsetsToTxnRequest) request);
             case END_TXN -> endTxn((EndTxnRequest) request);
             case WRITE_TXN_MARKERS -> writeMarkers((WriteTxnMarkersRequest) request);
-            case DESCRIBE_TRANSACTIONS -> describeTransactions((DescribeTransactionsRequest) request);
-            case LIST_TRANSACTIONS -> listTransactions((ListTransactionsRequest) request);
-            case DESCRIBE_PRODUCERS -> describeProducers((DescribeProducersRequest) request);
+            case DESCRIBE_TRANSACTIONS -> describeTransactions(ctx, (DescribeTransactionsRequest) request);
+            case LIST_TRANSACTIONS -> listTransactions(ctx, (ListTransactionsRequest) request);
+            case DESCRIBE_PRODUCERS -> describeProducers(ctx, (DescribeProducersRequest) request);
             default -> throw new IllegalArgumentException(ctx.header.apiKey() + " is not a transaction API");
         };
     }
@@ -174,9 +179,18 @@ public final class TxnApis implements ApiFamily {
         });
     }
 
-    private CompletableFuture<AbstractResponse> describeTransactions(DescribeTransactionsRequest request) {
-        return coordinator.describe(request.data().transactionalIds()).thenApply(list -> {
-            DescribeTransactionsResponseData out = new DescribeTransactionsResponseData();
+    private CompletableFuture<AbstractResponse> describeTransactions(RequestContext ctx, DescribeTransactionsRequest request) {
+        List<String> allowed = new ArrayList<>();
+        DescribeTransactionsResponseData out = new DescribeTransactionsResponseData();
+        for (String id : request.data().transactionalIds()) {
+            if (auth.allowed(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, id)) {
+                allowed.add(id);
+            } else {
+                out.transactionStates().add(new DescribeTransactionsResponseData.TransactionState()
+                        .setTransactionalId(id).setErrorCode(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code()));
+            }
+        }
+        return coordinator.describe(allowed).thenApply(list -> {
             for (TransactionCoordinator.Description d : list) {
                 Map<String, List<Integer>> byTopic = new java.util.TreeMap<>();
                 d.partitions().forEach(tp -> byTopic.computeIfAbsent(tp.topic(), k -> new ArrayList<>()).add(tp.partition()));
@@ -193,7 +207,7 @@ public final class TxnApis implements ApiFamily {
         });
     }
 
-    private CompletableFuture<AbstractResponse> listTransactions(ListTransactionsRequest request) {
+    private CompletableFuture<AbstractResponse> listTransactions(RequestContext ctx, ListTransactionsRequest request) {
         ListTransactionsRequestData d = request.data();
         long now = System.currentTimeMillis();
         return coordinator.list().thenApply(list -> {
@@ -208,6 +222,9 @@ public final class TxnApis implements ApiFamily {
                 if (d.durationFilter() >= 0 && (t.startMs() < 0 || now - t.startMs() < d.durationFilter())) {
                     continue;
                 }
+                if (!auth.visible(ctx, AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, t.transactionalId())) {
+                    continue; // as Kafka: only the transactions the principal may describe
+                }
                 out.transactionStates().add(new ListTransactionsResponseData.TransactionState()
                         .setTransactionalId(t.transactionalId()).setProducerId(t.producerId())
                         .setTransactionState(t.state()));
@@ -219,18 +236,23 @@ public final class TxnApis implements ApiFamily {
         });
     }
 
-    private CompletableFuture<AbstractResponse> describeProducers(DescribeProducersRequest request) {
+    private CompletableFuture<AbstractResponse> describeProducers(RequestContext ctx, DescribeProducersRequest request) {
         DescribeProducersResponseData out = new DescribeProducersResponseData();
         List<CompletableFuture<?>> all = new ArrayList<>();
         for (DescribeProducersRequestData.TopicRequest tr : request.data().topics()) {
             DescribeProducersResponseData.TopicResponse topic = new DescribeProducersResponseData.TopicResponse().setName(tr.name());
             out.topics().add(topic);
             TopicRegistry.Topic t = topics.get(tr.name());
+            boolean allowed = auth.allowed(ctx, AclOperation.READ, ResourceType.TOPIC, tr.name());
             for (int p : tr.partitionIndexes()) {
                 DescribeProducersResponseData.PartitionResponse pr = new DescribeProducersResponseData.PartitionResponse()
                         .setPartitionIndex(p);
                 topic.partitions().add(pr);
                 PartitionLog log = t == null ? null : t.partition(p);
+                if (!allowed) {
+                    pr.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
+                    continue;
+                }
                 if (log == null) {
                     pr.setErrorCode(TopicRegistry.missing(t, p).code());
                     continue;
