@@ -83,7 +83,10 @@ public final class KafkaShell implements AutoCloseable {
     private final TopicRegistry topics;
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
-    private final Channel server;
+    /** One server channel per listener, in the order of {@code listeners}. */
+    private final List<Channel> servers;
+    /** The bound port of each listener, by name. */
+    private final Map<String, Integer> ports;
     private final int port;
     private final ClusterMembership membership;
     private volatile boolean closed;
@@ -100,8 +103,13 @@ public final class KafkaShell implements AutoCloseable {
         this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         this.workers = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
                 NioIoHandler.newFactory());
-        this.server = bind(config);
-        this.port = ((InetSocketAddress) server.localAddress()).getPort();
+        this.servers = bindAll(config);
+        Map<String, Integer> bound = new LinkedHashMap<>();
+        for (int i = 0; i < servers.size(); i++) {
+            bound.put(config.listeners().get(i).name(), ((InetSocketAddress) servers.get(i).localAddress()).getPort());
+        }
+        this.ports = Map.copyOf(bound);
+        this.port = bound.get(config.listenerName());
         this.blocking = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("kafka-shell-append-", 0).factory());
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "kafka-shell-timer");
@@ -120,11 +128,19 @@ public final class KafkaShell implements AutoCloseable {
             groups.load();
             Authorization auth = Authorization.by(acls);
             ClusterApis cluster = new ClusterApis(config, topics, auth);
+            java.util.SequencedMap<String, String> endpoints = new LinkedHashMap<>();
+            for (ShellConfig.Listener l : config.listeners()) {
+                endpoints.put(l.name(), l.advertisedHost() + ":"
+                        + (l.advertisedPort() == 0 ? ports.get(l.name()) : l.advertisedPort()));
+            }
+            cluster.endpoints(endpoints);
             GroupApis groupApis = new GroupApis(config.nodeId(), topics, groups, cluster::brokers, cluster::liveIds,
                     auth);
             this.metrics = startedMetrics = new ShellMetrics(config.nodeId(), storage);
+            // Markers go to other shells on their inter-broker listener.
+            String interBroker = config.interBrokerListener().name();
             this.transactions = new TransactionCoordinator(storage.keyValues(), topics, groupApis::coordinates,
-                    topics::brokers, config.transactionMaxTimeoutMs());
+                    () -> topics.brokersOn(interBroker), config.transactionMaxTimeoutMs());
             ClientQuotas quotas = new ClientQuotas(storage.keyValues());
             quotas.refresh();
             scram.attach(storage.keyValues());
@@ -140,12 +156,11 @@ public final class KafkaShell implements AutoCloseable {
                         groups.forgetTopic(topic);
                         metrics.forgetTopic(topic);
                     }, blocking, cluster::brokers, auth)), metrics, quotas::throttleMs, new RequestGuard(auth));
-            if (config.securityProtocol().startsWith("SASL_")) {
+            if (config.listeners().stream().anyMatch(l -> l.protocol().startsWith("SASL_"))) {
                 apis.advertiseSasl();
             }
             this.metricsPort = config.metricsPort() < 0 ? -1 : metrics.serve(config.metricsHost(), config.metricsPort());
             periodically(config.retentionCheckIntervalMs(), () -> true, () -> applyRetention(topics));
-            cluster.boundPort(port);
             this.membership = new ClusterMembership(config.nodeId(), storage, topics, config.leaseRenewMs(),
                     config.leaseTimeoutMs(), config.failoverEnabled(), reason -> {
                         System.err.println("kafka-shell: FENCED: " + reason + "; no longer serving");
@@ -154,7 +169,7 @@ public final class KafkaShell implements AutoCloseable {
             membership.join();
             topics.servingWhile(membership::canServe);
             cluster.liveShells(membership::live);
-            topics.registerBroker(config.advertisedHost(), config.advertisedPort() == 0 ? port : config.advertisedPort());
+            topics.registerBroker(endpoints);
             periodically(config.leaseRenewMs(), () -> !closed, membership::tick);
             long balanceMs = config.balanceIntervalMs();
             this.balancer = new Balancer(config.nodeId(), storage.keyValues(), topics, config.balanceBand(),
@@ -189,7 +204,7 @@ public final class KafkaShell implements AutoCloseable {
                 }
             });
             transactions.start(config.transactionSweepMs());
-            server.config().setAutoRead(true); // accept connections from now on
+            servers.forEach(server -> server.config().setAutoRead(true)); // accept connections from now on
         } catch (RuntimeException e) {
             // Nothing may keep the JVM alive after a failed start: the event loops are not daemon threads.
             if (startedMetrics != null) {
@@ -197,7 +212,7 @@ public final class KafkaShell implements AutoCloseable {
             }
             timer.shutdownNow();
             blocking.shutdownNow();
-            server.close().syncUninterruptibly();
+            servers.forEach(server -> server.close().syncUninterruptibly());
             boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
             workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
             if (opened != null) {
@@ -230,48 +245,72 @@ public final class KafkaShell implements AutoCloseable {
         }, periodMs, periodMs, TimeUnit.MILLISECONDS);
     }
 
-    /** Binds the listener, or shuts the event loops down and says which address and setting could not be used. */
-    private Channel bind(ShellConfig config) {
-        int maxFrame = config.socketRequestMaxBytes();
-        io.netty.handler.ssl.SslContext tls;
-        SaslAuthentication sasl;
-        org.apache.kafka.common.security.ssl.SslPrincipalMapper principals = null;
+    /**
+     * Binds every listener, or closes what was bound, shuts the event loops down and says which listener, address and
+     * setting could not be used.
+     */
+    private List<Channel> bindAll(ShellConfig config) {
+        List<Channel> bound = new java.util.ArrayList<>();
         try {
-            String protocol = config.securityProtocol();
-            tls = protocol.endsWith("SSL") ? TlsContexts.server(k -> config.get(k, null)) : null;
-            if (protocol.equals("SSL")) {
-                String rules = config.get("ssl.principal.mapping.rules", "DEFAULT");
-                try {
-                    principals = org.apache.kafka.common.security.ssl.SslPrincipalMapper.fromRules(rules);
-                } catch (IllegalArgumentException e) {
-                    throw new InvalidConfigException("ssl.principal.mapping.rules: " + e.getMessage());
-                }
+            for (ShellConfig.Listener l : config.listeners()) {
+                bound.add(bind(config, l));
             }
-            sasl = protocol.startsWith("SASL_")
-                    ? SaslAuthentication.fromConfig(config.listenerName(), k -> config.get(k, null), scram) : null;
         } catch (RuntimeException e) {
+            bound.forEach(c -> c.close().syncUninterruptibly());
             boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
             workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
             throw e;
         }
-        InetSocketAddress address = new InetSocketAddress(config.host(), config.port());
+        ShellConfig.Listener internal = config.interBrokerListener();
+        if (!internal.protocol().equals("PLAINTEXT")) {
+            System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.WARNING, () -> "the inter-broker "
+                    + "listener " + internal.name() + " is " + internal.protocol() + ", but shells speak only "
+                    + "PLAINTEXT to each other: with several shells, transactions over partitions of another shell "
+                    + "cannot be completed. Add a PLAINTEXT listener for the shells on a private network (listeners="
+                    + "...,INTERNAL://10.0.0.5:9093, listener.security.protocol.map=...,INTERNAL:PLAINTEXT, "
+                    + "inter.broker.listener.name=INTERNAL)");
+        }
+        return List.copyOf(bound);
+    }
+
+    /**
+     * Binds one listener with its TLS and SASL set up from Kafka's keys: {@code listener.name.<name>.<key>} first, then
+     * {@code <key>}, as Kafka reads per-listener settings.
+     */
+    private Channel bind(ShellConfig config, ShellConfig.Listener listener) {
+        int maxFrame = config.socketRequestMaxBytes();
+        String prefix = "listener.name." + listener.name().toLowerCase(java.util.Locale.ROOT) + ".";
+        java.util.function.Function<String, String> setting = k -> config.get(prefix + k, config.get(k, null));
+        String protocol = listener.protocol();
+        io.netty.handler.ssl.SslContext tls = protocol.endsWith("SSL") ? TlsContexts.server(setting::apply) : null;
+        org.apache.kafka.common.security.ssl.SslPrincipalMapper principals = null;
+        if (protocol.equals("SSL")) {
+            String rules = setting.apply("ssl.principal.mapping.rules");
+            try {
+                principals = org.apache.kafka.common.security.ssl.SslPrincipalMapper.fromRules(
+                        rules == null ? "DEFAULT" : rules);
+            } catch (IllegalArgumentException e) {
+                throw new InvalidConfigException("ssl.principal.mapping.rules: " + e.getMessage());
+            }
+        }
+        SaslAuthentication sasl = protocol.startsWith("SASL_")
+                ? SaslAuthentication.fromConfig(listener.name(), k -> config.get(k, null), scram) : null;
+        InetSocketAddress address = new InetSocketAddress(listener.host(), listener.port());
         try {
             return new ServerBootstrap().group(boss, workers).channel(NioServerSocketChannel.class)
                     .option(ChannelOption.SO_REUSEADDR, true)
                     .option(ChannelOption.AUTO_READ, false)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new ConnectionInitializer(() -> apis, maxFrame, requestMemory,
-                            config.connectionsMaxIdleMs(), tls, sasl, config.listenerName(),
-                            org.apache.kafka.common.security.auth.SecurityProtocol.forName(config.securityProtocol()),
-                            principals))
+                            config.connectionsMaxIdleMs(), tls, sasl, listener.name(),
+                            org.apache.kafka.common.security.auth.SecurityProtocol.forName(protocol), principals))
                     .bind(address).syncUninterruptibly().channel();
         } catch (Exception e) { // Netty rethrows the checked BindException without declaring it
-            boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
-            workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
-            // Name the address and the setting that chose it.
-            throw new InvalidConfigException("cannot listen on " + config.host() + ":" + config.port() + " (listeners="
-                    + config.get("listeners", "PLAINTEXT://" + config.host() + ":" + config.port()) + "): "
-                    + e.getMessage() + "; stop what holds the port or choose another in listeners", e);
+            // Name the listener, the address and the setting that chose it.
+            throw new InvalidConfigException("cannot listen on " + listener.host() + ":" + listener.port()
+                    + " (listener " + listener.name() + " of listeners=" + config.get("listeners", "PLAINTEXT://"
+                    + config.host() + ":" + config.port()) + "): " + e.getMessage()
+                    + "; stop what holds the port or choose another in listeners", e);
         }
     }
 
@@ -317,9 +356,18 @@ public final class KafkaShell implements AutoCloseable {
         return new KafkaShell(config);
     }
 
-    /** The port the broker listens on (useful with {@code listeners=PLAINTEXT://127.0.0.1:0}). */
+    /** The port the broker listens on (useful with {@code listeners=PLAINTEXT://127.0.0.1:0}): its first listener's. */
     public int port() {
         return port;
+    }
+
+    /** The port listener {@code name} (as in {@code listeners}, any case) is bound to. */
+    public int port(String name) {
+        Integer p = ports.get(name.toUpperCase(java.util.Locale.ROOT));
+        if (p == null) {
+            throw new IllegalArgumentException("no listener named " + name + " (" + ports.keySet() + ")");
+        }
+        return p;
     }
 
     /** The port of the Prometheus endpoint, -1 when {@code metrics.port} is off. */
@@ -415,7 +463,7 @@ public final class KafkaShell implements AutoCloseable {
             System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.WARNING, "drain failed", e);
         }
         closed = true;
-        server.close().syncUninterruptibly();
+        servers.forEach(server -> server.close().syncUninterruptibly());
         membership.close();
         try {
             balancer.forget(config.nodeId());
@@ -534,7 +582,11 @@ public final class KafkaShell implements AutoCloseable {
             }
             stopped.countDown();
         }, "kafka-shell-shutdown"));
-        System.err.println("kafka-shell: listening on " + config.host() + ":" + shell.port()
+        StringBuilder others = new StringBuilder();
+        for (ShellConfig.Listener l : config.listeners().subList(1, config.listeners().size())) {
+            others.append(", ").append(l.name()).append(" on ").append(l.host()).append(':').append(shell.port(l.name()));
+        }
+        System.err.println("kafka-shell: listening on " + config.host() + ":" + shell.port() + others
                 + " (node " + config.nodeId() + ", data " + config.dataDir().toAbsolutePath() + ")");
         stopped.await();
     }

@@ -50,4 +50,40 @@ class ShellConfigTest {
         assertThatThrownBy(() -> config(Map.of("s3stream.kafka.balance.band", "2")))
                 .isInstanceOf(InvalidConfigException.class).hasMessageContaining("s3stream.kafka.balance.band");
     }
+
+    @Test
+    void severalListenersWithTheirProtocolsAdvertisedAddressesAndTheInterBrokerOne() {
+        ShellConfig c = config(Map.of("listeners", "SASL_SSL://0.0.0.0:9094,INTERNAL://10.0.0.5:9093",
+                "listener.security.protocol.map", "SASL_SSL:SASL_SSL,INTERNAL:PLAINTEXT",
+                "advertised.listeners", "SASL_SSL://broker-1.example.com:9094",
+                "inter.broker.listener.name", "internal"));
+        assertThat(c.listeners()).containsExactly(
+                new ShellConfig.Listener("SASL_SSL", "SASL_SSL", "0.0.0.0", 9094, "broker-1.example.com", 9094),
+                new ShellConfig.Listener("INTERNAL", "PLAINTEXT", "10.0.0.5", 9093, "10.0.0.5", 9093));
+        assertThat(c.interBrokerListener().name()).isEqualTo("INTERNAL");
+        assertThat(c.securityProtocol()).isEqualTo("SASL_SSL"); // the first listener's
+        // security.inter.broker.protocol names a listener too; one listener alone needs neither.
+        assertThat(config(Map.of("listeners", "PLAINTEXT://:9092,SSL://:9093",
+                "security.inter.broker.protocol", "SSL")).interBrokerListener().name()).isEqualTo("SSL");
+        assertThat(config(Map.of("listeners", "SASL_PLAINTEXT://:9092")).interBrokerListener().name())
+                .isEqualTo("SASL_PLAINTEXT");
+    }
+
+    @Test
+    void listenerMistakesAreRefusedNamingTheSetting() {
+        assertThatThrownBy(() -> config(Map.of("listeners", "PLAINTEXT://:9092,PLAINTEXT://:9093")))
+                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("used twice");
+        assertThatThrownBy(() -> config(Map.of("listeners", "PLAINTEXT://:9092,SSL://:9092")))
+                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("port 9092");
+        assertThatThrownBy(() -> config(Map.of("listeners", "PLAINTEXT://:9092",
+                "advertised.listeners", "EXTERNAL://x:1")))
+                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("EXTERNAL");
+        assertThatThrownBy(() -> config(Map.of("listeners", "SSL://:9092,SASL_SSL://:9093")))
+                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("inter.broker.listener.name");
+        assertThatThrownBy(() -> config(Map.of("listeners", "PLAINTEXT://:9092,INTERNAL://:9093",
+                "listener.security.protocol.map", "INTERNAL:PLAINTEXT", "inter.broker.listener.name", "REPLICATION")))
+                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("REPLICATION");
+        assertThatThrownBy(() -> config(Map.of("listeners", "INTERNAL://:9093")))
+                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("listener.security.protocol.map");
+    }
 }

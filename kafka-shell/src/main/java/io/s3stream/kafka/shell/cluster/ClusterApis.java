@@ -38,20 +38,18 @@ public final class ClusterApis implements ApiFamily {
     private final Authorization auth;
     private final ShellConfig config;
     private final TopicRegistry topics;
-    private volatile int advertisedPort;
+    /** This shell's advertised endpoints, listener name → host:port, in the order of {@code listeners}. */
+    private volatile java.util.SequencedMap<String, String> endpoints = new java.util.LinkedHashMap<>();
 
     public ClusterApis(ShellConfig config, TopicRegistry topics, Authorization auth) {
         this.config = config;
         this.topics = topics;
         this.auth = auth;
-        this.advertisedPort = config.advertisedPort();
     }
 
-    /** The port the listener got, advertised when the configuration left it to the system (port 0). */
-    public void boundPort(int port) {
-        if (advertisedPort == 0) {
-            advertisedPort = port;
-        }
+    /** This shell's advertised endpoints (listener name → host:port, ports resolved once bound). */
+    public void endpoints(java.util.SequencedMap<String, String> advertised) {
+        this.endpoints = advertised;
     }
 
     @Override
@@ -69,15 +67,28 @@ public final class ClusterApis implements ApiFamily {
         };
     }
 
-    /** Registered shells (this one always included): node id → {host, port}. */
+    /** Registered shells (this one always included) on the first listener: node id → {host, port}. */
     public SortedMap<Integer, String[]> brokers() {
+        return brokers(config.listenerName());
+    }
+
+    /**
+     * Registered shells (this one always included) as a client of listener {@code listener} reaches them: node id →
+     * {host, port}, on a shell's first listener when it has none of that name.
+     */
+    public SortedMap<Integer, String[]> brokers(String listener) {
         SortedMap<Integer, String[]> out = new TreeMap<>();
-        topics.brokers().forEach((id, hp) -> {
-            int colon = hp.lastIndexOf(':');
-            out.put(id, new String[] {hp.substring(0, colon), hp.substring(colon + 1)});
-        });
-        out.put(config.nodeId(), new String[] {config.advertisedHost(), Integer.toString(advertisedPort)});
+        topics.brokersOn(listener).forEach((id, hp) -> out.put(id, hostAndPort(hp)));
+        java.util.SequencedMap<String, String> own = endpoints;
+        String mine = own.getOrDefault(listener, own.isEmpty() ? null : own.firstEntry().getValue());
+        out.put(config.nodeId(), mine != null ? hostAndPort(mine)
+                : new String[] {config.advertisedHost(), Integer.toString(config.advertisedPort())});
         return out;
+    }
+
+    private static String[] hostAndPort(String hp) {
+        int colon = hp.lastIndexOf(':');
+        return new String[] {hp.substring(0, colon), hp.substring(colon + 1)};
     }
 
     private volatile Supplier<SortedMap<Integer, Long>> liveShells = TreeMap::new;
@@ -110,7 +121,7 @@ public final class ClusterApis implements ApiFamily {
 
     private AbstractResponse describeCluster(RequestContext ctx, boolean withOperations) {
         DescribeClusterResponseData.DescribeClusterBrokerCollection brokers = new DescribeClusterResponseData.DescribeClusterBrokerCollection();
-        brokers().forEach((id, hp) -> brokers.add(new DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(id)
+        brokers(ctx.listenerName()).forEach((id, hp) -> brokers.add(new DescribeClusterResponseData.DescribeClusterBroker().setBrokerId(id)
                 .setHost(hp[0]).setPort(Integer.parseInt(hp[1]))));
         DescribeClusterResponseData out = new DescribeClusterResponseData().setClusterId(config.clusterId())
                 .setControllerId(controller()).setBrokers(brokers);
@@ -173,7 +184,7 @@ public final class ClusterApis implements ApiFamily {
         }
         return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).thenApply(v -> {
             MetadataResponseData.MetadataResponseBrokerCollection brokers = new MetadataResponseData.MetadataResponseBrokerCollection();
-            brokers().forEach((id, hp) -> brokers.add(new MetadataResponseData.MetadataResponseBroker().setNodeId(id)
+            brokers(ctx.listenerName()).forEach((id, hp) -> brokers.add(new MetadataResponseData.MetadataResponseBroker().setNodeId(id)
                     .setHost(hp[0]).setPort(Integer.parseInt(hp[1]))));
             MetadataResponseData.MetadataResponseTopicCollection list = new MetadataResponseData.MetadataResponseTopicCollection();
             for (var f : futures) {

@@ -6,6 +6,8 @@ import io.s3stream.StorageConfig;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
@@ -24,6 +26,8 @@ public final class ShellConfig {
     static final long DEFAULT_QUEUED_MAX_REQUEST_BYTES = 128 * MIB;
 
     private final Map<String, String> raw;
+    private final List<Listener> listeners;
+    private final Listener interBroker;
     private final String host;
     private final String listenerName;
     private final String securityProtocol;
@@ -64,40 +68,17 @@ public final class ShellConfig {
 
     private ShellConfig(Map<String, String> raw) {
         this.raw = Map.copyOf(raw);
-        String listener = get("listeners", null);
-        String hostPort;
-        String protocol = "PLAINTEXT";
-        String listenerName = "PLAINTEXT";
-        if (listener != null) {
-            String first = listener.split(",")[0].trim();
-            int scheme = first.indexOf("://");
-            if (scheme < 0) {
-                throw new InvalidConfigException("listeners must look like PLAINTEXT://127.0.0.1:9092, was '" + listener + "'");
-            }
-            hostPort = first.substring(scheme + 3);
-            protocol = securityProtocol(first.substring(0, scheme), get("listener.security.protocol.map", null));
-            listenerName = first.substring(0, scheme).toUpperCase(java.util.Locale.ROOT);
-        } else {
-            hostPort = get("host.name", "127.0.0.1") + ":" + get("port", "9092");
-        }
-        this.securityProtocol = protocol;
-        this.listenerName = listenerName;
-        int colon = hostPort.lastIndexOf(':');
-        if (colon < 0) {
-            throw new InvalidConfigException("listeners must give host:port, was '" + hostPort + "'");
-        }
-        this.host = hostPort.substring(0, colon).isEmpty() ? "0.0.0.0" : hostPort.substring(0, colon);
-        this.port = intValue("port (from listeners)", hostPort.substring(colon + 1), 0, 65535);
-        String advertised = get("advertised.listeners", null);
-        if (advertised != null) {
-            String first = advertised.split(",")[0].trim();
-            String hp = first.substring(first.indexOf("://") + 3);
-            this.advertisedHost = hp.substring(0, hp.lastIndexOf(':'));
-            this.advertisedPort = intValue("advertised.listeners", hp.substring(hp.lastIndexOf(':') + 1), 0, 65535);
-        } else {
-            this.advertisedHost = host.equals("0.0.0.0") ? "127.0.0.1" : host;
-            this.advertisedPort = port; // 0 means "the bound port", resolved by the server
-        }
+        this.listeners = parseListeners(get("listeners", null), get("advertised.listeners", null),
+                get("listener.security.protocol.map", null), get("host.name", "127.0.0.1"), get("port", "9092"));
+        this.interBroker = interBrokerListener(listeners, get("inter.broker.listener.name", null),
+                get("security.inter.broker.protocol", null));
+        Listener first = listeners.getFirst();
+        this.securityProtocol = first.protocol();
+        this.listenerName = first.name();
+        this.host = first.host();
+        this.port = first.port();
+        this.advertisedHost = first.advertisedHost();
+        this.advertisedPort = first.advertisedPort();
         this.nodeId = intValue("node.id", get("node.id", get("broker.id", "0")), 0, Integer.MAX_VALUE);
         this.clusterId = get("cluster.id", "s3stream-kafka-shell");
         this.numPartitions = intValue("num.partitions", get("num.partitions", "1"), 1, 100_000);
@@ -233,6 +214,102 @@ public final class ShellConfig {
 
     public Map<String, String> raw() {
         return raw;
+    }
+
+    /**
+     * One listener of {@code listeners}: its name (upper case), security protocol, the address it binds, and the one
+     * it advertises (from {@code advertised.listeners} by name, else its own; port 0 means "the bound port").
+     *
+     * @param name           the listener's name, upper case
+     * @param protocol       PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+     * @param host           the address bound (0.0.0.0 for every interface)
+     * @param port           the port bound, 0 for a free one
+     * @param advertisedHost the host clients are told
+     * @param advertisedPort the port clients are told, 0 for the bound one
+     */
+    public record Listener(String name, String protocol, String host, int port, String advertisedHost,
+                           int advertisedPort) {
+    }
+
+    /** Every listener, in the order of {@code listeners}; the first is the one {@link #host()} etc. describe. */
+    public List<Listener> listeners() { return listeners; }
+
+    /**
+     * The listener other shells reach this one on (transaction markers): {@code inter.broker.listener.name}, else the
+     * listener named by {@code security.inter.broker.protocol} (default PLAINTEXT), else the only listener.
+     */
+    public Listener interBrokerListener() { return interBroker; }
+
+    private static List<Listener> parseListeners(String spec, String advertisedSpec, String protocolMap,
+                                                 String defaultHost, String defaultPort) {
+        if (spec == null) {
+            spec = "PLAINTEXT://" + defaultHost + ":" + defaultPort;
+        }
+        Map<String, String[]> advertised = new java.util.HashMap<>();
+        if (advertisedSpec != null) {
+            for (String entry : advertisedSpec.split(",")) {
+                String[] nameAndAddress = endpoint("advertised.listeners", entry.trim());
+                advertised.put(nameAndAddress[0], nameAndAddress);
+            }
+        }
+        List<Listener> out = new ArrayList<>();
+        java.util.Set<String> names = new java.util.HashSet<>();
+        for (String entry : spec.split(",")) {
+            String[] e = endpoint("listeners", entry.trim());
+            if (!names.add(e[0])) {
+                throw new InvalidConfigException("listeners: the name " + e[0] + " is used twice in '" + spec
+                        + "'; each listener needs its own name (map names to protocols in listener.security.protocol.map)");
+            }
+            String host = e[1].isEmpty() ? "0.0.0.0" : e[1];
+            int port = intValue("port of listener " + e[0], e[2], 0, 65535);
+            String[] adv = advertised.remove(e[0]);
+            String advertisedHost = adv != null ? adv[1] : host.equals("0.0.0.0") ? "127.0.0.1" : host;
+            int advertisedPort = adv != null ? intValue("advertised.listeners", adv[2], 0, 65535) : port;
+            out.add(new Listener(e[0], securityProtocol(e[0], protocolMap), host, port, advertisedHost, advertisedPort));
+        }
+        if (!advertised.isEmpty()) {
+            throw new InvalidConfigException("advertised.listeners names " + new TreeMap<>(advertised).keySet()
+                    + ", which listeners does not define (" + spec + ")");
+        }
+        java.util.Set<Integer> ports = new java.util.HashSet<>();
+        for (Listener l : out) {
+            if (l.port() != 0 && !ports.add(l.port())) {
+                throw new InvalidConfigException("listeners: port " + l.port() + " is used by two listeners in '"
+                        + spec + "'");
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    /** {@code NAME://host:port} → {name (upper case), host, port}. */
+    private static String[] endpoint(String key, String entry) {
+        int scheme = entry.indexOf("://");
+        int colon = entry.lastIndexOf(':');
+        if (scheme <= 0 || colon <= scheme) {
+            throw new InvalidConfigException(key + " must look like PLAINTEXT://127.0.0.1:9092, was '" + entry + "'");
+        }
+        return new String[] {entry.substring(0, scheme).toUpperCase(java.util.Locale.ROOT),
+                entry.substring(scheme + 3, colon), entry.substring(colon + 1)};
+    }
+
+    private static Listener interBrokerListener(List<Listener> listeners, String name, String protocol) {
+        if (name != null && protocol != null) {
+            throw new InvalidConfigException("set inter.broker.listener.name or security.inter.broker.protocol, "
+                    + "not both (as in Kafka)");
+        }
+        String wanted = (name != null ? name : protocol != null ? protocol : "PLAINTEXT").toUpperCase(java.util.Locale.ROOT);
+        for (Listener l : listeners) {
+            if (l.name().equals(wanted)) {
+                return l;
+            }
+        }
+        if (name == null && protocol == null && listeners.size() == 1) {
+            return listeners.getFirst(); // one listener: shells reach each other on it
+        }
+        throw new InvalidConfigException((name != null ? "inter.broker.listener.name" : protocol != null
+                ? "security.inter.broker.protocol" : "inter.broker.listener.name (unset, so PLAINTEXT)") + ": no listener "
+                + "named " + wanted + " among " + listeners.stream().map(Listener::name).toList()
+                + "; name the listener other shells use");
     }
 
     public String host() { return host; }

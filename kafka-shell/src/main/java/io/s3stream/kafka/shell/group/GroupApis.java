@@ -81,14 +81,15 @@ public final class GroupApis implements ApiFamily {
     private final int nodeId;
     private final TopicRegistry topics;
     private final GroupCoordinator groups;
-    private final Supplier<SortedMap<Integer, String[]>> brokers;
+    private final java.util.function.Function<String, SortedMap<Integer, String[]>> brokers;
     private final Supplier<SortedSet<Integer>> liveIds;
 
     /**
-     * @param brokers registered shells by node id, as host and port
+     * @param brokers registered shells by node id, as host and port, on the listener named
      * @param liveIds the registered shells whose lease is live, as this shell sees them
      */
-    public GroupApis(int nodeId, TopicRegistry topics, GroupCoordinator groups, Supplier<SortedMap<Integer, String[]>> brokers,
+    public GroupApis(int nodeId, TopicRegistry topics, GroupCoordinator groups,
+                     java.util.function.Function<String, SortedMap<Integer, String[]>> brokers,
               Supplier<SortedSet<Integer>> liveIds, Authorization auth) {
         this.nodeId = nodeId;
         this.topics = topics;
@@ -251,7 +252,7 @@ public final class GroupApis implements ApiFamily {
                         .setHost("").setPort(-1));
             }
             int coordinator = coordinatorOf(d.key());
-            String[] hp = brokers.get().get(coordinator);
+            String[] hp = brokers.apply(ctx.listenerName()).get(coordinator);
             return new FindCoordinatorResponse(out.setNodeId(coordinator).setHost(hp[0]).setPort(Integer.parseInt(hp[1])));
         }
         for (String key : d.coordinatorKeys()) {
@@ -265,7 +266,7 @@ public final class GroupApis implements ApiFamily {
                         .setNodeId(-1).setHost("").setPort(-1);
             } else {
                 int coordinator = coordinatorOf(key);
-                String[] hp = brokers.get().get(coordinator);
+                String[] hp = brokers.apply(ctx.listenerName()).get(coordinator);
                 c.setNodeId(coordinator).setHost(hp[0]).setPort(Integer.parseInt(hp[1]));
             }
             out.coordinators().add(c);

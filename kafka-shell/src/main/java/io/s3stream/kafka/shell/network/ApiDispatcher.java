@@ -118,6 +118,11 @@ public final class ApiDispatcher {
         if (!supports(key, version)) {
             return CompletableFuture.completedFuture(request.getErrorResponse(0, Errors.UNSUPPORTED_VERSION.exception()));
         }
+        if (!byKey.containsKey(key)) {
+            // SaslHandshake / SaslAuthenticate on a listener without SASL (a SASL one answers them before dispatch).
+            return CompletableFuture.completedFuture(request.getErrorResponse(0,
+                    Errors.ILLEGAL_SASL_STATE.exception("this listener does not authenticate with SASL")));
+        }
         long start = System.nanoTime();
         CompletableFuture<AbstractResponse> response;
         try {

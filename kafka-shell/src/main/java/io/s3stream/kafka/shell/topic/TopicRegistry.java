@@ -16,6 +16,7 @@ import org.apache.kafka.common.protocol.Errors;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -134,6 +135,8 @@ public final class TopicRegistry {
     private final ConcurrentHashMap<String, CompletableFuture<Topic>> creating = new ConcurrentHashMap<>();
     private final java.util.Set<String> deleting = ConcurrentHashMap.newKeySet();
     private volatile SortedMap<Integer, String> brokers = new TreeMap<>();
+    /** Each registered shell's endpoints by listener name (empty for a shell registered by an older version). */
+    private volatile Map<Integer, Map<String, String>> endpoints = Map.of();
     private volatile BooleanSupplier servingCheck = () -> true;
 
     public TopicRegistry(StreamStorage storage, Executor blocking, int nodeId) {
@@ -154,8 +157,15 @@ public final class TopicRegistry {
 
     // ---------------------------------------------------------------- brokers
 
-    public void registerBroker(String host, int port) {
-        kv.put(BROKER_PREFIX + nodeId, (host + ":" + port).getBytes(StandardCharsets.UTF_8)).join();
+    /**
+     * Registers this shell with its endpoints, listener name → host:port, the first being the one older shells (and
+     * {@link #brokers()}) know it by. Stored as that host:port on the first line, then one {@code NAME host:port} line
+     * per listener.
+     */
+    public void registerBroker(java.util.SequencedMap<String, String> endpoints) {
+        StringBuilder value = new StringBuilder(endpoints.firstEntry().getValue());
+        endpoints.forEach((name, hostPort) -> value.append('\n').append(name).append(' ').append(hostPort));
+        kv.put(BROKER_PREFIX + nodeId, value.toString().getBytes(StandardCharsets.UTF_8)).join();
         refreshBrokers();
     }
 
@@ -163,9 +173,24 @@ public final class TopicRegistry {
         kv.delete(BROKER_PREFIX + nodeId).join();
     }
 
-    /** Registered shells: node id → host:port. */
+    /** Registered shells: node id → host:port (of each shell's first listener). */
     public SortedMap<Integer, String> brokers() {
         return brokers;
+    }
+
+    /**
+     * Registered shells: node id → host:port on listener {@code name} (Kafka answers each client with the endpoints of
+     * the listener it came in on), or on a shell's first listener when it has none of that name.
+     */
+    public SortedMap<Integer, String> brokersOn(String name) {
+        SortedMap<Integer, String> out = new TreeMap<>(brokers);
+        endpoints.forEach((id, byName) -> {
+            String hostPort = byName.get(name);
+            if (hostPort != null) {
+                out.put(id, hostPort);
+            }
+        });
+        return out;
     }
 
     /** The registered shells as the manifest has them now, not as of the last reconcile (to validate a request). */
@@ -176,8 +201,21 @@ public final class TopicRegistry {
 
     private void refreshBrokers() {
         SortedMap<Integer, String> m = new TreeMap<>();
-        kv.list(BROKER_PREFIX).join().forEach((k, v) ->
-                m.put(Integer.parseInt(k.substring(BROKER_PREFIX.length())), new String(v, StandardCharsets.UTF_8)));
+        Map<Integer, Map<String, String>> e = new HashMap<>();
+        kv.list(BROKER_PREFIX).join().forEach((k, v) -> {
+            int id = Integer.parseInt(k.substring(BROKER_PREFIX.length()));
+            String[] lines = new String(v, StandardCharsets.UTF_8).split("\n");
+            m.put(id, lines[0]);
+            Map<String, String> byName = new HashMap<>();
+            for (int i = 1; i < lines.length; i++) {
+                int space = lines[i].indexOf(' ');
+                if (space > 0) {
+                    byName.put(lines[i].substring(0, space), lines[i].substring(space + 1));
+                }
+            }
+            e.put(id, Map.copyOf(byName));
+        });
+        endpoints = Map.copyOf(e);
         brokers = m;
     }
 
