@@ -34,7 +34,7 @@ import io.s3stream.kafka.shell.network.RequestMemoryPool;
 import io.s3stream.kafka.shell.network.SaslAuthentication;
 import io.s3stream.kafka.shell.network.ScramApis;
 import io.s3stream.kafka.shell.network.ScramCredentials;
-import io.s3stream.kafka.shell.network.TlsContexts;
+import io.s3stream.kafka.shell.network.ReloadingTls;
 import io.s3stream.kafka.shell.produce.ProduceApis;
 import io.s3stream.kafka.shell.topic.TopicApis;
 import io.s3stream.kafka.shell.topic.TopicConfigs;
@@ -83,6 +83,8 @@ public final class KafkaShell implements AutoCloseable {
     private final TopicRegistry topics;
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
+    /** The TLS contexts of the SSL and SASL_SSL listeners, which follow their store files. */
+    private final List<ReloadingTls> tlsContexts = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** One server channel per listener, in the order of {@code listeners}. */
     private final List<Channel> servers;
     /** The bound port of each listener, by name. */
@@ -204,6 +206,9 @@ public final class KafkaShell implements AutoCloseable {
                 }
             });
             transactions.start(config.transactionSweepMs());
+            if (config.sslReloadCheckMs() > 0 && !tlsContexts.isEmpty()) {
+                periodically(config.sslReloadCheckMs(), () -> !closed, () -> tlsContexts.forEach(ReloadingTls::check));
+            }
             servers.forEach(server -> server.config().setAutoRead(true)); // accept connections from now on
         } catch (RuntimeException e) {
             // Nothing may keep the JVM alive after a failed start: the event loops are not daemon threads.
@@ -282,7 +287,10 @@ public final class KafkaShell implements AutoCloseable {
         String prefix = "listener.name." + listener.name().toLowerCase(java.util.Locale.ROOT) + ".";
         java.util.function.Function<String, String> setting = k -> config.get(prefix + k, config.get(k, null));
         String protocol = listener.protocol();
-        io.netty.handler.ssl.SslContext tls = protocol.endsWith("SSL") ? TlsContexts.server(setting::apply) : null;
+        ReloadingTls tls = protocol.endsWith("SSL") ? new ReloadingTls(listener.name(), setting) : null;
+        if (tls != null) {
+            tlsContexts.add(tls);
+        }
         org.apache.kafka.common.security.ssl.SslPrincipalMapper principals = null;
         if (protocol.equals("SSL")) {
             String rules = setting.apply("ssl.principal.mapping.rules");

@@ -107,6 +107,65 @@ class TlsTest {
         }
     }
 
+    /** The subject of the certificate the listener at {@code port} presents now (trusting anything). */
+    private static String servedSubject(int port) throws Exception {
+        javax.net.ssl.SSLContext trustAll = javax.net.ssl.SSLContext.getInstance("TLS");
+        trustAll.init(null, new javax.net.ssl.TrustManager[] {new javax.net.ssl.X509TrustManager() {
+            @Override
+            public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType) {
+            }
+
+            @Override
+            public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType) {
+            }
+
+            @Override
+            public java.security.cert.X509Certificate[] getAcceptedIssuers() {
+                return new java.security.cert.X509Certificate[0];
+            }
+        }}, null);
+        try (javax.net.ssl.SSLSocket s = (javax.net.ssl.SSLSocket) trustAll.getSocketFactory()
+                .createSocket("127.0.0.1", port)) {
+            s.setSoTimeout(10_000);
+            s.startHandshake();
+            return ((java.security.cert.X509Certificate) s.getSession().getPeerCertificates()[0])
+                    .getSubjectX500Principal().getName();
+        }
+    }
+
+    @Test
+    void aCertificateRenewedInPlaceIsServedWithoutARestart(@TempDir Path dir) throws Exception {
+        Path old = keyStore(dir, "old");
+        Path renewed = keyStore(dir, "renewed");
+        Path served = dir.resolve("server.p12");
+        Files.copy(old, served);
+        Map<String, String> settings = new HashMap<>(sslListener(served));
+        settings.put("s3stream.kafka.ssl.reload.check.ms", "100");
+        try (ShellFixture fx = new ShellFixture(settings)) {
+            int port = fx.shell.port();
+            assertThat(servedSubject(port)).isEqualTo("CN=old");
+            // A file that changed but is not a key store (half written): the old certificate keeps serving.
+            Files.write(dir.resolve("partial.p12"), java.util.Arrays.copyOf(Files.readAllBytes(renewed), 100));
+            Files.move(dir.resolve("partial.p12"), served, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Thread.sleep(500);
+            assertThat(servedSubject(port)).isEqualTo("CN=old");
+            // The renewed store moved into place, as a certificate manager writes it.
+            Files.copy(renewed, dir.resolve("next.p12"));
+            Files.move(dir.resolve("next.p12"), served, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            long deadline = System.currentTimeMillis() + 10_000;
+            String subject = servedSubject(port);
+            while (!subject.equals("CN=renewed") && System.currentTimeMillis() < deadline) {
+                Thread.sleep(100);
+                subject = servedSubject(port);
+            }
+            assertThat(subject).isEqualTo("CN=renewed");
+            // Clients that trust the renewed certificate work end to end.
+            roundTrip(fx, sslClient(trustStore(dir, "renewed")), "after-renewal");
+        }
+    }
+
     @Test
     void javaClientsOverTlsAndGarbageInsteadOfAHandshake(@TempDir Path dir) throws Exception {
         Path broker = keyStore(dir, "broker");

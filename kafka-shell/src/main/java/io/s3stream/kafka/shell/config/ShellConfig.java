@@ -64,7 +64,8 @@ public final class ShellConfig {
     private static final java.util.Set<String> SHELL_KEYS = java.util.Set.of("s3stream.data.dir", "s3stream.node.id",
             "s3stream.metrics.log.interval.ms", "s3stream.kafka.reconcile.ms", "s3stream.kafka.lease.renew.ms",
             "s3stream.kafka.lease.timeout.ms", "s3stream.kafka.failover.enable", "s3stream.kafka.balance.interval.ms",
-            "s3stream.kafka.balance.band", "s3stream.kafka.balance.min.bytes.per.sec", "s3stream.kafka.transaction.sweep.ms");
+            "s3stream.kafka.balance.band", "s3stream.kafka.balance.min.bytes.per.sec", "s3stream.kafka.transaction.sweep.ms",
+            "s3stream.kafka.ssl.reload.check.ms");
 
     private ShellConfig(Map<String, String> raw) {
         this.raw = Map.copyOf(raw);
@@ -364,6 +365,15 @@ public final class ShellConfig {
     public Path dataDir() { return dataDir; }
     public long retentionCheckIntervalMs() { return retentionCheckIntervalMs; }
     public long reconcileMs() { return reconcileMs; }
+    /**
+     * How often TLS listeners look for new key and trust store files ({@code s3stream.kafka.ssl.reload.check.ms},
+     * default 30 s); 0 never.
+     */
+    public long sslReloadCheckMs() {
+        return intValue("s3stream.kafka.ssl.reload.check.ms", get("s3stream.kafka.ssl.reload.check.ms", "30000"), 0,
+                Integer.MAX_VALUE);
+    }
+
     /** Port of the Prometheus endpoint ({@code metrics.port}): -1 (the default) off, 0 any free port. */
     public int metricsPort() {
         return intValue("metrics.port", get("metrics.port", "-1"), -1, 65535);

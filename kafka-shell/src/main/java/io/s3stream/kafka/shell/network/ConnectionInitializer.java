@@ -21,7 +21,7 @@ public final class ConnectionInitializer extends ChannelInitializer<SocketChanne
     private final int maxFrameBytes;
     private final RequestMemoryPool pool;
     private final long idleMs;
-    private final SslContext tls;
+    private final java.util.function.Supplier<SslContext> tls;
     private final SaslAuthentication sasl;
     private final ListenerName listenerName;
     private final SecurityProtocol protocol;
@@ -32,7 +32,8 @@ public final class ConnectionInitializer extends ChannelInitializer<SocketChanne
      * @param maxFrameBytes {@code socket.request.max.bytes}
      * @param pool          the request memory budget shared by every connection
      * @param idleMs        {@code connections.max.idle.ms}; zero or negative for no idle timeout
-     * @param tls           the server's TLS context on an SSL or SASL_SSL listener, else null
+     * @param tls           the server's current TLS context on an SSL or SASL_SSL listener (certificates can be
+     *                      reloaded), else null
      * @param sasl          the authentication of a SASL listener, else null
      * @param listenerName  the listener's name (request contexts carry it)
      * @param protocol      the listener's security protocol
@@ -40,7 +41,7 @@ public final class ConnectionInitializer extends ChannelInitializer<SocketChanne
      *                        a user name), else null
      */
     public ConnectionInitializer(Supplier<ApiDispatcher> apis, int maxFrameBytes, RequestMemoryPool pool, long idleMs,
-                                 SslContext tls, SaslAuthentication sasl, String listenerName,
+                                 java.util.function.Supplier<SslContext> tls, SaslAuthentication sasl, String listenerName,
                                  SecurityProtocol protocol, SslPrincipalMapper principalMapper) {
         this.apis = apis;
         this.maxFrameBytes = maxFrameBytes;
@@ -56,7 +57,7 @@ public final class ConnectionInitializer extends ChannelInitializer<SocketChanne
     @Override
     protected void initChannel(SocketChannel ch) {
         if (tls != null) {
-            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+            ch.pipeline().addLast(tls.get().newHandler(ch.alloc()));
         }
         if (idleMs > 0) {
             ch.pipeline().addLast(new IdleStateHandler(0, 0, idleMs, TimeUnit.MILLISECONDS));

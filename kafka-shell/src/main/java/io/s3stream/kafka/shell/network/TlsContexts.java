@@ -30,7 +30,7 @@ import java.util.function.Function;
  * <p>A PEM key store is one file holding the private key (PKCS#8, encrypted with {@code ssl.key.password} or not) and
  * the certificate chain; a PEM trust store, one or more certificates. Everything is read at start: a missing file, a
  * wrong password or an unreadable key stops the shell with one line naming the setting (never the password).
- * Certificates are not reloaded while the shell runs (a restart picks up new ones).
+ * {@link ReloadingTls} builds a new context when the files change.
  *
  * <p>Design note: the JDK's TLS (Netty's {@link SslProvider#JDK}), so no native library is needed; OpenSSL through
  * netty-tcnative is not on the class path and its speed-up is not measured.
