@@ -256,4 +256,81 @@ class SaslTest {
         }
         return out;
     }
+
+    private static Map<String, String> reauthenticating(long ms) {
+        Map<String, String> m = new HashMap<>(saslListener());
+        m.put("connections.max.reauth.ms", Long.toString(ms));
+        return m;
+    }
+
+    /** A raw connection authenticated as {@code user} with SaslAuthenticate {@code version}. */
+    private static org.apache.kafka.common.requests.SaslAuthenticateResponse authenticate(RawClient raw, String user,
+            String password, short version) throws Exception {
+        var handshake = (org.apache.kafka.common.requests.SaslHandshakeResponse) raw.call(
+                org.apache.kafka.common.protocol.ApiKeys.SASL_HANDSHAKE, (short) 1,
+                new org.apache.kafka.common.requests.SaslHandshakeRequest.Builder(
+                        new org.apache.kafka.common.message.SaslHandshakeRequestData().setMechanism("PLAIN"))
+                        .build((short) 1));
+        assertThat(handshake.error()).isEqualTo(org.apache.kafka.common.protocol.Errors.NONE);
+        byte[] token = ("\0" + user + "\0" + password).getBytes(StandardCharsets.UTF_8);
+        return (org.apache.kafka.common.requests.SaslAuthenticateResponse) raw.call(
+                org.apache.kafka.common.protocol.ApiKeys.SASL_AUTHENTICATE, version,
+                new org.apache.kafka.common.requests.SaslAuthenticateRequest.Builder(
+                        new org.apache.kafka.common.message.SaslAuthenticateRequestData().setAuthBytes(token))
+                        .build(version));
+    }
+
+    private static void metadata(RawClient raw) throws Exception {
+        raw.call(org.apache.kafka.common.protocol.ApiKeys.METADATA, (short) 12,
+                new org.apache.kafka.common.requests.MetadataRequest.Builder(
+                        new org.apache.kafka.common.message.MetadataRequestData().setTopics(List.of())).build((short) 12));
+    }
+
+    @Test
+    void javaClientsReauthenticateWithinTheSessionLifetime() throws Exception {
+        try (ShellFixture fx = new ShellFixture(reauthenticating(1_500))) {
+            Map<String, Object> alice = client("alice", "alice-secret");
+            try (Admin a = admin(fx, alice)) {
+                a.createTopics(List.of(new NewTopic("reauth", 1, (short) 1))).all().get();
+            }
+            // One connection for 6 s, four session lifetimes: the client re-authenticates on it (KIP-368) and every
+            // send succeeds.
+            try (KafkaProducer<String, String> p = fx.producer(alice)) {
+                long end = System.currentTimeMillis() + 6_000;
+                int sent = 0;
+                while (System.currentTimeMillis() < end) {
+                    p.send(new ProducerRecord<>("reauth", 0, null, "r" + sent++)).get();
+                    Thread.sleep(100);
+                }
+                double reauthentications = p.metrics().entrySet().stream()
+                        .filter(e -> e.getKey().name().equals("successful-reauthentication-total"))
+                        .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue()).sum();
+                assertThat(reauthentications).isGreaterThanOrEqualTo(2);
+                assertThat(sent).isGreaterThan(20);
+            }
+        }
+    }
+
+    @Test
+    void aSessionThatIsNotReauthenticatedIsClosedAndMayNotChangeItsPrincipal() throws Exception {
+        try (ShellFixture fx = new ShellFixture(reauthenticating(1_000))) {
+            try (RawClient raw = new RawClient(fx.shell.port())) {
+                // SaslAuthenticate v0 cannot carry the lifetime; the session expires all the same.
+                assertThat(authenticate(raw, "alice", "alice-secret", (short) 0).error())
+                        .isEqualTo(org.apache.kafka.common.protocol.Errors.NONE);
+                metadata(raw);
+                Thread.sleep(1_300);
+                assertThatThrownBy(() -> metadata(raw)).isInstanceOf(java.io.IOException.class);
+            }
+            try (RawClient raw = new RawClient(fx.shell.port())) {
+                var first = authenticate(raw, "alice", "alice-secret", (short) 2);
+                assertThat(first.sessionLifetimeMs()).isEqualTo(1_000);
+                // Re-authenticating as someone else is refused and closes the connection, as in Kafka.
+                var other = authenticate(raw, "bob", "bob-secret", (short) 2);
+                assertThat(other.error()).isEqualTo(org.apache.kafka.common.protocol.Errors.SASL_AUTHENTICATION_FAILED);
+                assertThat(other.errorMessage()).contains("Cannot change principals");
+                assertThatThrownBy(() -> metadata(raw)).isInstanceOf(java.io.IOException.class);
+            }
+        }
+    }
 }

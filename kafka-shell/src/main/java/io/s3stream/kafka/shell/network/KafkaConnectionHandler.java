@@ -170,6 +170,19 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
             // Kafka's rule: before authentication only ApiVersions and the SASL requests are allowed.
             SASL_REFUSED.log(() -> "closing " + ctx.channel().remoteAddress() + ": " + key
                     + " before SASL authentication");
+            if (holdsFrame) {
+                frame.release(); // its memory goes back to the request budget
+            }
+            ctx.close();
+            return;
+        }
+        if (sasl != null && sasl.expired(System.nanoTime())) {
+            // KIP-368: a session past connections.max.reauth.ms that was not re-authenticated is closed.
+            SASL_REFUSED.log(() -> "closing " + ctx.channel().remoteAddress() + ": its SASL session expired "
+                    + "(connections.max.reauth.ms) without re-authentication");
+            if (holdsFrame) {
+                frame.release();
+            }
             ctx.close();
             return;
         }

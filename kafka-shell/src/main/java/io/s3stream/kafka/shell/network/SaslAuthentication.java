@@ -51,11 +51,47 @@ public final class SaslAuthentication {
     private final List<String> mechanisms;
     private final Map<String, byte[]> passwords;
     private final ScramCredentials scram;
+    /** connections.max.reauth.ms per mechanism; absent or 0: sessions do not expire. */
+    private final Map<String, Long> reauthMs;
 
-    private SaslAuthentication(List<String> mechanisms, Map<String, byte[]> passwords, ScramCredentials scram) {
+    private SaslAuthentication(List<String> mechanisms, Map<String, byte[]> passwords, ScramCredentials scram,
+                               Map<String, Long> reauthMs) {
         this.mechanisms = mechanisms;
         this.passwords = passwords;
         this.scram = scram;
+        this.reauthMs = reauthMs;
+    }
+
+    /**
+     * {@code connections.max.reauth.ms} of each mechanism, as Kafka reads it:
+     * {@code listener.name.<listener>.<mechanism>.connections.max.reauth.ms}, then the broker-wide key; 0 (the
+     * default) never expires a session.
+     */
+    private static Map<String, Long> reauthMs(String listenerName, List<String> mechanisms,
+                                              Function<String, String> setting) {
+        Map<String, Long> out = new HashMap<>();
+        for (String m : mechanisms) {
+            String key = "listener.name." + listenerName.toLowerCase(java.util.Locale.ROOT) + "."
+                    + m.toLowerCase(java.util.Locale.ROOT) + ".connections.max.reauth.ms";
+            String v = setting.apply(key);
+            if (v == null) {
+                key = "connections.max.reauth.ms";
+                v = setting.apply(key);
+            }
+            if (v != null) {
+                long ms;
+                try {
+                    ms = Long.parseLong(v.trim());
+                } catch (NumberFormatException e) {
+                    ms = -1;
+                }
+                if (ms < 0) {
+                    throw new InvalidConfigException(key + " must be a number of milliseconds >= 0, was '" + v + "'");
+                }
+                out.put(m, ms);
+            }
+        }
+        return Map.copyOf(out);
     }
 
     /**
@@ -83,8 +119,9 @@ public final class SaslAuthentication {
         if (mechanisms.isEmpty()) {
             throw new InvalidConfigException("sasl.enabled.mechanisms names no mechanism");
         }
+        Map<String, Long> reauth = reauthMs(listenerName, mechanisms, setting);
         if (!mechanisms.contains(PLAIN)) {
-            return new SaslAuthentication(List.copyOf(mechanisms), Map.of(), scram);
+            return new SaslAuthentication(List.copyOf(mechanisms), Map.of(), scram, reauth);
         }
         String key = "listener.name." + listenerName.toLowerCase(java.util.Locale.ROOT) + ".plain.sasl.jaas.config";
         String jaas = setting.apply(key);
@@ -116,7 +153,7 @@ public final class SaslAuthentication {
         if (passwords.isEmpty()) {
             throw new InvalidConfigException(key + " defines no user (options user_<name>=\"<password>\")");
         }
-        return new SaslAuthentication(List.copyOf(mechanisms), Map.copyOf(passwords), scram);
+        return new SaslAuthentication(List.copyOf(mechanisms), Map.copyOf(passwords), scram, reauth);
     }
 
     /** The users that may authenticate (for logs: names only). */
@@ -129,13 +166,28 @@ public final class SaslAuthentication {
         return new Session();
     }
 
+    /**
+     * One connection's authentication. With {@code connections.max.reauth.ms} (KIP-368) a session lasts that long:
+     * SaslAuthenticate v1+ tells the client so, the client authenticates again on the same connection (the same
+     * mechanism and principal; in-flight requests are unaffected), and a connection that sends anything else once its
+     * session has expired is closed.
+     */
     final class Session {
+        /** The exchange under way (the first authentication or a re-authentication), else null. */
         private javax.security.sasl.SaslServer server;
         private KafkaPrincipal principal;
+        private String mechanism;
+        private long expiresAtNanos;
+        private boolean expires;
         private boolean failed;
 
         boolean authenticated() {
             return principal != null;
+        }
+
+        /** Whether the session has expired without being re-authenticated (closes the connection). */
+        boolean expired(long nowNanos) {
+            return principal != null && expires && nowNanos - expiresAtNanos >= 0;
         }
 
         /** Whether the connection must be closed once the last response is written (a failed authentication). */
@@ -149,14 +201,17 @@ public final class SaslAuthentication {
 
         AbstractResponse handshake(SaslHandshakeRequest request) {
             var out = new SaslHandshakeResponseData().setMechanisms(mechanisms);
-            if (server != null || principal != null) {
+            String mechanism = request.data().mechanism();
+            if (server != null || (principal != null && !mechanism.equals(this.mechanism))) {
+                // A handshake inside an exchange, or a re-authentication with another mechanism (Kafka refuses it).
+                failed = true;
                 return new SaslHandshakeResponse(out.setErrorCode(Errors.ILLEGAL_SASL_STATE.code()));
             }
-            String mechanism = request.data().mechanism();
             if (!mechanisms.contains(mechanism)) {
                 failed = true;
                 return new SaslHandshakeResponse(out.setErrorCode(Errors.UNSUPPORTED_SASL_MECHANISM.code()));
             }
+            this.mechanism = mechanism;
             if (mechanism.equals(PLAIN)) {
                 server = new PlainSaslServer(this::check);
             } else {
@@ -183,15 +238,32 @@ public final class SaslAuthentication {
 
         AbstractResponse authenticate(SaslAuthenticateRequest request) {
             var out = new SaslAuthenticateResponseData().setAuthBytes(new byte[0]);
-            if (server == null || principal != null) {
+            if (server == null) {
                 failed = true;
                 return new SaslAuthenticateResponse(out.setErrorCode(Errors.ILLEGAL_SASL_STATE.code())
-                        .setErrorMessage("SaslAuthenticate before a SaslHandshake, or after authentication"));
+                        .setErrorMessage("SaslAuthenticate without a SaslHandshake before it"));
             }
             try {
                 byte[] challenge = server.evaluateResponse(request.data().authBytes());
                 if (server.isComplete()) {
-                    principal = new KafkaPrincipal(KafkaPrincipal.USER_TYPE, server.getAuthorizationID());
+                    KafkaPrincipal authenticated = new KafkaPrincipal(KafkaPrincipal.USER_TYPE,
+                            server.getAuthorizationID());
+                    server = null;
+                    if (principal != null && !principal.equals(authenticated)) {
+                        failed = true; // as Kafka: re-authentication may not change who the connection is
+                        return new SaslAuthenticateResponse(out.setErrorCode(Errors.SASL_AUTHENTICATION_FAILED.code())
+                                .setErrorMessage("Cannot change principals during re-authentication from "
+                                        + principal + ": " + authenticated));
+                    }
+                    principal = authenticated;
+                    long lifetimeMs = reauthMs.getOrDefault(mechanism, 0L);
+                    expires = lifetimeMs > 0;
+                    if (expires) {
+                        expiresAtNanos = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(lifetimeMs);
+                        if (request.version() >= 1) {
+                            out.setSessionLifetimeMs(lifetimeMs); // the client re-authenticates before then
+                        }
+                    }
                 }
                 return new SaslAuthenticateResponse(out.setAuthBytes(challenge).setErrorCode(Errors.NONE.code()));
             } catch (SaslAuthenticationException e) {
@@ -203,7 +275,7 @@ public final class SaslAuthentication {
                 failed = true;
                 return new SaslAuthenticateResponse(out.setErrorCode(Errors.SASL_AUTHENTICATION_FAILED.code())
                         .setErrorMessage("Authentication failed during authentication due to invalid credentials with "
-                                + "SASL mechanism " + server.getMechanismName()));
+                                + "SASL mechanism " + mechanism));
             }
         }
 
