@@ -46,6 +46,13 @@ public final class S3Server implements BeforeAllCallback {
     public enum Kind { S3PROXY, MINIO }
 
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(S3Server.class);
+    /**
+     * The KMS key the MinIO started here has (a static key, {@code MINIO_KMS_SECRET_KEY}), so SSE-S3 and SSE-KMS
+     * with this key id work against it.
+     */
+    public static final String KMS_KEY_ID = "s3stream-test-key";
+    /** 32 fixed bytes, base64: a test key, protecting nothing. */
+    private static final String KMS_KEY = "s3stream-test-key:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
     private static final String MINIO_VERSION = "v0.0.0-20260212201848-7aac2a2c5b7c";
     private static final String S3PROXY_JAR = "s3proxy-4.1.0-jar-with-dependencies.jar";
 
@@ -150,7 +157,7 @@ public final class S3Server implements BeforeAllCallback {
             process = TestServerProcess.start("minio", List.of(binary.toString(), "server", dir.resolve("data").toString(),
                             "--address", host + ":" + port, "--console-address", "127.0.0.1:" + consolePort, "--quiet"),
                     Map.of("MINIO_ROOT_USER", "minioadmin", "MINIO_ROOT_PASSWORD", "minioadmin", "MINIO_UPDATE", "off",
-                            "MINIO_BROWSER", "off", "MINIO_CI_CD", "1"),
+                            "MINIO_BROWSER", "off", "MINIO_CI_CD", "1", "MINIO_KMS_SECRET_KEY", KMS_KEY),
                     dir, endpoint + "/minio/health/ready", status -> status == 200, Duration.ofSeconds(60));
         } catch (IllegalStateException e) {
             throw new AssertionError("MinIO (" + binary + ") did not start: " + e.getMessage(), e);

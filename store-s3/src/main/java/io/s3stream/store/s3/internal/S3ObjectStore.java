@@ -26,13 +26,16 @@ import software.amazon.awssdk.http.nio.netty.SdkEventLoopGroup;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
 import software.amazon.awssdk.services.s3.model.CompletedPart;
+import software.amazon.awssdk.services.s3.model.CreateMultipartUploadRequest;
 import software.amazon.awssdk.services.s3.model.Delete;
 import software.amazon.awssdk.services.s3.model.DeleteObjectsResponse;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
 import software.amazon.awssdk.services.s3.model.ObjectIdentifier;
+import software.amazon.awssdk.services.s3.model.PutObjectRequest;
 import software.amazon.awssdk.services.s3.model.S3Error;
 import software.amazon.awssdk.services.s3.model.S3Object;
+import software.amazon.awssdk.services.s3.model.ServerSideEncryption;
 
 import java.net.URI;
 import java.nio.ByteBuffer;
@@ -61,7 +64,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Settings: {@code endpoint} (default: AWS for the region), {@code region} (default {@code AWS_REGION} or
  * {@code us-east-1}), {@code pathStyle} (default {@code true} when an endpoint is given), {@code accessKey} and
  * {@code secretKey} (default: the SDK's default credentials chain), {@code connectTimeoutMs} (default 2000),
- * {@code maxConnections} (default 128), {@code minPartSizeBytes} (default 5 MiB).
+ * {@code maxConnections} (default 128), {@code minPartSizeBytes} (default 5 MiB), {@code sse} and {@code sseKmsKeyId}.
+ *
+ * <h2>Server-side encryption</h2>
+ * {@code sse=AES256} (SSE-S3) or {@code sse=aws:kms} (SSE-KMS, with {@code sseKmsKeyId=<key id or ARN>} or the
+ * bucket's default KMS key) is asked on every write: each PUT and each multipart upload, so the objects compaction
+ * assembles from copied parts are encrypted as the WAL uploads are. {@link #open} writes and deletes one probe object
+ * with those settings, so a key that does not exist or may not be used fails at start, not at the first upload.
  *
  * <h2>Failure</h2>
  * The SDK's own retries are off: retries, timeouts and budgets live once in core's ObjectStorage. Every error is mapped
@@ -77,7 +86,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class S3ObjectStore implements ObjectStore {
     static final Set<String> SETTINGS = Set.of("endpoint", "region", "pathStyle", "accessKey", "secretKey",
-            "connectTimeoutMs", "maxConnections", "minPartSizeBytes");
+            "connectTimeoutMs", "maxConnections", "minPartSizeBytes", "sse", "sseKmsKeyId");
+    /** The probe object {@link #open} writes and deletes when server-side encryption is asked. */
+    static final String SSE_PROBE = ".s3stream-sse-check";
     private static final int DELETE_BATCH = 1000;
     private static final Duration OPEN_CHECK_TIMEOUT = Duration.ofSeconds(10);
 
@@ -98,10 +109,16 @@ public final class S3ObjectStore implements ObjectStore {
     private final String description;
     private final String endpoint;
     private final int minPartSizeBytes;
+    /** SSE-S3 or SSE-KMS asked on every write, or null. */
+    private final ServerSideEncryption sse;
+    private final String sseKmsKeyId;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private S3ObjectStore(S3AsyncClient client, String bucket, String prefix, String endpoint, int minPartSizeBytes) {
+    private S3ObjectStore(S3AsyncClient client, String bucket, String prefix, String endpoint, int minPartSizeBytes,
+                          ServerSideEncryption sse, String sseKmsKeyId) {
         this.client = client;
+        this.sse = sse;
+        this.sseKmsKeyId = sseKmsKeyId;
         this.bucket = bucket;
         this.prefix = prefix;
         this.endpoint = endpoint;
@@ -127,6 +144,11 @@ public final class S3ObjectStore implements ObjectStore {
         if ((accessKey == null) != (secretKey == null)) {
             throw new ObjectStoreException(u.redacted() + ": accessKey and secretKey go together; give both or "
                     + "neither (then the AWS default credentials chain is used)", false);
+        }
+        ServerSideEncryption sse = sse(u);
+        String sseKmsKeyId = u.get("sseKmsKeyId", null);
+        if (sseKmsKeyId != null && sse != ServerSideEncryption.AWS_KMS) {
+            throw new ObjectStoreException(u.redacted() + ": sseKmsKeyId needs sse=aws:kms", false);
         }
         AwsCredentialsProvider credentials = accessKey != null
                 ? StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKey, secretKey))
@@ -158,14 +180,62 @@ public final class S3ObjectStore implements ObjectStore {
         } catch (RuntimeException e) {
             throw new ObjectStoreException(u.redacted() + ": cannot create the S3 client: " + e.getMessage(), e, false);
         }
-        S3ObjectStore store = new S3ObjectStore(client, bucket, StoreUri.prefix(uri.getPath()), endpoint, minPart);
+        S3ObjectStore store = new S3ObjectStore(client, bucket, StoreUri.prefix(uri.getPath()), endpoint, minPart, sse,
+                sseKmsKeyId);
         try {
             store.checkBucket();
+            if (sse != null) {
+                store.checkEncryption();
+            }
         } catch (RuntimeException e) {
             store.close();
             throw e;
         }
         return store;
+    }
+
+    private static ServerSideEncryption sse(StoreUri u) {
+        String v = u.get("sse", null);
+        if (v == null || v.isBlank()) {
+            return null;
+        }
+        return switch (v.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "aes256", "sse-s3" -> ServerSideEncryption.AES256;
+            case "aws:kms", "sse-kms" -> ServerSideEncryption.AWS_KMS;
+            default -> throw new ObjectStoreException(u.redacted() + ": sse must be AES256 (SSE-S3) or aws:kms "
+                    + "(SSE-KMS), was '" + v + "'", false);
+        };
+    }
+
+    /** Asks the configured server-side encryption of a PUT. */
+    private PutObjectRequest.Builder encrypt(PutObjectRequest.Builder r) {
+        return sse == null ? r : r.serverSideEncryption(sse).ssekmsKeyId(sseKmsKeyId);
+    }
+
+    /** Asks the configured server-side encryption of a multipart upload (its parts, copied ones too, inherit it). */
+    private CreateMultipartUploadRequest.Builder encrypt(CreateMultipartUploadRequest.Builder r) {
+        return sse == null ? r : r.serverSideEncryption(sse).ssekmsKeyId(sseKmsKeyId);
+    }
+
+    /**
+     * Writes and deletes one small object with the configured encryption, so that a KMS key that does not exist or
+     * may not be used fails the start with a precise message.
+     */
+    private void checkEncryption() {
+        try {
+            put(SSE_PROBE, io.netty.buffer.Unpooled.wrappedBuffer(new byte[] {1}))
+                    .get(OPEN_CHECK_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
+            delete(List.of(SSE_PROBE)).get(OPEN_CHECK_TIMEOUT.toMillis() + 1000, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ObjectStoreException(description + ": interrupted while checking server-side encryption", e,
+                    false);
+        } catch (ExecutionException | TimeoutException e) {
+            Throwable cause = e instanceof ExecutionException ? Futures.unwrap(e.getCause()) : e;
+            throw new ObjectStoreException(description + ": cannot write with server-side encryption sse="
+                    + sse + (sseKmsKeyId == null ? "" : " sseKmsKeyId=" + sseKmsKeyId) + ": " + cause.getMessage(),
+                    cause, false);
+        }
     }
 
     /** One cheap request (a LIST of at most one key under the prefix) that proves endpoint, credentials and bucket. */
@@ -210,7 +280,7 @@ public final class S3ObjectStore implements ObjectStore {
     @Override
     public CompletableFuture<Void> put(String key, ByteBuf data) {
         AsyncRequestBody body = AsyncRequestBody.fromByteBufferUnsafe(ByteBuffer.wrap(StoreSupport.copyReadable(data)));
-        return client.putObject(r -> r.bucket(bucket).key(fullKey(key)), body)
+        return client.putObject(r -> encrypt(r.bucket(bucket).key(fullKey(key))), body)
                 .handle((response, error) -> {
                     if (error != null) {
                         throw map("PUT", key, error);
@@ -222,7 +292,7 @@ public final class S3ObjectStore implements ObjectStore {
     @Override
     public CompletableFuture<Boolean> putIfAbsent(String key, ByteBuf data) {
         AsyncRequestBody body = AsyncRequestBody.fromByteBufferUnsafe(ByteBuffer.wrap(StoreSupport.copyReadable(data)));
-        return client.putObject(r -> r.bucket(bucket).key(fullKey(key)).ifNoneMatch("*"), body)
+        return client.putObject(r -> encrypt(r.bucket(bucket).key(fullKey(key)).ifNoneMatch("*")), body)
                 .handle((response, error) -> {
                     if (error == null) {
                         return true;
@@ -367,7 +437,7 @@ public final class S3ObjectStore implements ObjectStore {
 
     @Override
     public CompletableFuture<MultipartUpload> startMultipart(String key) {
-        return client.createMultipartUpload(r -> r.bucket(bucket).key(fullKey(key))).handle((response, error) -> {
+        return client.createMultipartUpload(r -> encrypt(r.bucket(bucket).key(fullKey(key)))).handle((response, error) -> {
             if (error != null) {
                 throw map("CreateMultipartUpload", key, error);
             }
