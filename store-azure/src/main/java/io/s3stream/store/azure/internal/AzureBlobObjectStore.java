@@ -65,7 +65,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * azblob://account/container/prefix?connectionString=…         (or AZURE_STORAGE_CONNECTION_STRING)
  * </pre>
  * Settings: {@code endpoint}, {@code key} (the account's shared key), {@code connectionString},
- * {@code connectTimeoutMs} (default 2000), {@code minPartSizeBytes} (default 5 MiB, for parity with S3).
+ * {@code connectTimeoutMs} (default 2000), {@code minPartSizeBytes} (default 5 MiB, for parity with S3),
+ * {@code encryptionScope} (an encryption scope of the account: every Put Blob, Put Block and Put Block List asks it,
+ * so every object, those compaction assembles included, is encrypted with its key).
  *
  * <h2>Mapping of the operations</h2>
  * <ul>
@@ -85,7 +87,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class AzureBlobObjectStore implements ObjectStore {
     static final Set<String> SETTINGS = Set.of("endpoint", "key", "connectionString", "connectTimeoutMs",
-            "minPartSizeBytes");
+            "minPartSizeBytes", "encryptionScope");
     private static final Duration OPEN_CHECK_TIMEOUT = Duration.ofSeconds(10);
 
     private final BlobContainerClient container;
@@ -125,6 +127,10 @@ public final class AzureBlobObjectStore implements ObjectStore {
         BlobServiceClientBuilder builder = new BlobServiceClientBuilder()
                 .clientOptions(new HttpClientOptions().setConnectTimeout(Duration.ofMillis(connectTimeoutMs)))
                 .retryOptions(new RequestRetryOptions(RetryPolicyType.FIXED, 1, (Integer) null, null, null, null));
+        String encryptionScope = u.get("encryptionScope", null);
+        if (encryptionScope != null) {
+            builder.encryptionScope(encryptionScope);
+        }
         if (key != null) {
             builder.endpoint(endpoint).credential(new StorageSharedKeyCredential(account, key));
         } else if (connectionString != null) {
