@@ -62,6 +62,11 @@ public interface Stream {
      */
     void compactKeys(KeyCompaction compaction);
 
-    /** Closes the stream and deletes it with all its data. */
+    /**
+     * Closes the stream and deletes it with all its data. Its records not yet uploaded are not uploaded: once its
+     * appends are processed the deletion is committed and those records are dropped, so destroying works (and frees
+     * space) while uploads fail, as on a full disk or bucket. Its objects are deleted by the compactor after
+     * {@link StorageConfig#objectDeletionGracePeriod()}.
+     */
     CompletableFuture<Void> destroy();
 }

@@ -95,6 +95,12 @@ final class BlockUploader {
     // Object ids prepared for the block being uploaded, kept across its failed attempts: a prepare is a manifest
     // commit, and a store that fails for minutes must not make the manifest grow by an entry per retry.
     private long reservedBlock = -1;
+    /**
+     * Streams destroyed on this node: their batches are left out of every upload from then on (their deletion is
+     * committed, so nothing needs them), which is what lets a stream be destroyed while uploads fail — a full disk or
+     * bucket — and shrinks what is left to write.
+     */
+    private final java.util.Set<Long> dropped = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private long reservedFirstId;
     private int reservedCount;
     private long reservedAtNanos;
@@ -114,11 +120,24 @@ final class BlockUploader {
         this.settings = settings;
     }
 
+    /**
+     * Leaves {@code streamId}'s batches out of every upload from now on, the one being retried included. Only for a
+     * stream whose deletion the manifest has committed: its records are then needed nowhere.
+     */
+    void drop(long streamId) {
+        dropped.add(streamId);
+    }
+
     /** Uploads and commits the block (see the class comment); throws what the store or manifest threw. */
     Outcome upload(LogCache.Block block) {
         List<LogCache.Run> runs = block.runsInOrder();
         List<WalSegment> segments = segmentsEndingIn(block);
         Set<Long> excluded = new HashSet<>();
+        for (LogCache.Run run : runs) {
+            if (dropped.contains(run.streamId)) {
+                excluded.add(run.streamId);
+            }
+        }
         while (true) {
             List<CommitRequest.NewObject> adopted = new ArrayList<>(segments.size());
             Set<CachedBatch> covered = java.util.Collections.newSetFromMap(new IdentityHashMap<>());

@@ -218,9 +218,14 @@ public final class StorageEngine implements AutoCloseable {
         if (done.isDone()) {
             return done;
         }
-        flush().thenCompose(v -> destroy
-                        ? metadata.deleteStream(handle.streamId(), handle.epoch()).thenCompose(d ->
-                                compactor.forgetStream(handle.streamId()))
+        // A destroyed stream's data is not uploaded first: its deletion must not wait for an upload that fails (a full
+        // disk or bucket, where deleting data is the remedy), so once its appends are processed the deletion is
+        // committed and its batches are left out of uploads, the one being retried included.
+        (destroy ? sequencer.drained() : flush()).thenCompose(v -> destroy
+                        ? metadata.deleteStream(handle.streamId(), handle.epoch()).thenCompose(d -> {
+                            blockUploader.drop(handle.streamId());
+                            return compactor.forgetStream(handle.streamId());
+                        })
                         : metadata.closeStream(handle.streamId(), handle.epoch(), config.nodeId(), nodeEpoch)
                                 .thenApply(m -> (Void) null))
                 .whenComplete((v, error) -> {

@@ -1,0 +1,133 @@
+package io.s3stream.internal.engine;
+
+import io.s3stream.FetchResult;
+import io.s3stream.RecordBatch;
+import io.s3stream.StorageConfig;
+import io.s3stream.StoredBatch;
+import io.s3stream.Stream;
+import io.s3stream.StreamOptions;
+import io.s3stream.StreamStorage;
+import io.s3stream.testing.MemBackends;
+import io.s3stream.testing.SmallFileSystem;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A full disk under a {@code file://} object store (a real tmpfs of 64 MiB): uploads fail with ENOSPC; destroying
+ * the stream that filled it must complete without waiting for an upload that cannot succeed, its objects must be
+ * deleted so the space comes back, and the other stream's acknowledged appends must then be uploaded by themselves and
+ * survive a restart.
+ */
+@Timeout(240)
+class FullDiskTest {
+    private static final int BATCH = 64 * 1024;
+
+    @TempDir
+    Path tmp;
+
+    private static StreamStorage open(String name, Path data, Path bucket) {
+        return StreamStorage.open(StorageConfig.builder()
+                .nodeId(1)
+                .dataDir(data)
+                .wal("mem://" + name + "?capacity=96MiB")
+                .objectStore(bucket.toUri().toString())
+                .logCacheBytes(64L << 20)
+                .blockCacheBytes(4L << 20)
+                .uploadThresholdBytes(2L << 20)
+                .maxBatchBytes(1 << 20)
+                .uploadInterval(Duration.ofMillis(500))
+                .objectDeletionGracePeriod(Duration.ofSeconds(1))
+                .compactionInterval(Duration.ofMillis(500))
+                .build());
+    }
+
+    private static byte[] payload(long stream, long i) {
+        byte[] b = new byte[BATCH];
+        java.util.Arrays.fill(b, (byte) (stream * 31 + i));
+        return b;
+    }
+
+    private static List<CompletableFuture<?>> append(Stream s, int count) {
+        List<CompletableFuture<?>> acks = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            acks.add(s.append(RecordBatch.of(1, ByteBuffer.wrap(payload(s.streamId(), i)))));
+        }
+        return acks;
+    }
+
+    @Test
+    void destroyingWhatFilledTheDiskFreesItAndTheOtherStreamCarriesOn() throws Exception {
+        String name = "full-disk-" + UUID.randomUUID();
+        try (SmallFileSystem fs = SmallFileSystem.mount(tmp.resolve("fs"), 64)) {
+            Path bucket = Files.createDirectories(fs.path().resolve("bucket"));
+            Path data = Files.createDirectories(tmp.resolve("data"));
+            StreamStorage storage = open(name, data, bucket);
+            Stream big = storage.createStream(StreamOptions.builder().build()).get();
+            Stream small = storage.createStream(StreamOptions.builder().build()).get();
+            // 40 MiB of the big stream uploaded, then more of both than the disk can take.
+            for (CompletableFuture<?> f : append(big, 640)) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (storage.metrics().uploads().bytes() < (40L << 20) && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            assertThat(storage.metrics().uploads().bytes()).isGreaterThanOrEqualTo(40L << 20);
+            Files.write(fs.path().resolve("other-files"), new byte[(int) Math.max(0, fs.usableBytes() - (6L << 20))]);
+            long uploadedBefore = storage.metrics().uploads().bytes();
+            List<CompletableFuture<?>> acks = new ArrayList<>(append(small, 128)); // 8 MiB
+            acks.addAll(append(big, 128));
+            for (CompletableFuture<?> f : acks) {
+                f.get(30, TimeUnit.SECONDS); // acknowledged: durable in the WAL, waiting for upload
+            }
+            Thread.sleep(2_000); // uploads are failing now
+            long freeBefore = fs.usableBytes();
+
+            // The user's first remedy: delete what filled the disk. It completes, and the space comes back.
+            big.destroy().get(20, TimeUnit.SECONDS);
+            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (fs.usableBytes() < freeBefore + (30L << 20) && System.nanoTime() < deadline) {
+                Thread.sleep(200);
+            }
+            assertThat(fs.usableBytes()).as("space of the destroyed stream's objects").isGreaterThan(freeBefore + (30L << 20));
+
+            // The small stream's acknowledged appends get uploaded on their own and survive a restart.
+            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (storage.metrics().uploads().bytes() < uploadedBefore + (8L << 20) && System.nanoTime() < deadline) {
+                Thread.sleep(200);
+            }
+            assertThat(storage.metrics().uploads().bytes()).isGreaterThanOrEqualTo(uploadedBefore + (8L << 20));
+            storage.close();
+            MemBackends.clearWal(name); // a restart that needs nothing from the WAL: everything is in objects
+            try (StreamStorage again = open(name + "-2", data, bucket)) {
+                Stream reopened = again.openStream(small.streamId(), 1).get(10, TimeUnit.SECONDS);
+                long next = 0;
+                while (next < 128) {
+                    try (FetchResult r = reopened.fetch(next, Long.MAX_VALUE, 1 << 20).get(10, TimeUnit.SECONDS)) {
+                        assertThat(r.batches()).isNotEmpty();
+                        for (StoredBatch b : r.batches()) {
+                            byte[] got = new byte[b.payload().remaining()];
+                            b.payload().duplicate().get(got);
+                            assertThat(got).as("offset " + b.baseOffset()).isEqualTo(payload(small.streamId(), b.baseOffset()));
+                            next = b.endOffset();
+                        }
+                    }
+                }
+                assertThat(next).isEqualTo(128);
+            }
+        }
+    }
+}

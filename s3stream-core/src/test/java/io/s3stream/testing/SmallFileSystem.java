@@ -1,0 +1,66 @@
+package io.s3stream.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real file system of a given size (a tmpfs mount) for tests of a full disk: writes beyond its size fail with
+ * ENOSPC, as on a full volume. Mounting needs root, as in CI; a test that cannot mount fails with the reason, it is
+ * never skipped.
+ */
+public final class SmallFileSystem implements AutoCloseable {
+    private final Path mountPoint;
+
+    private SmallFileSystem(Path mountPoint) {
+        this.mountPoint = mountPoint;
+    }
+
+    /** Mounts a tmpfs of {@code mib} MiB at {@code mountPoint} (created if missing). */
+    public static SmallFileSystem mount(Path mountPoint, int mib) {
+        try {
+            Files.createDirectories(mountPoint);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        run(List.of("mount", "-t", "tmpfs", "-o", "size=" + mib + "m", "tmpfs", mountPoint.toString()));
+        return new SmallFileSystem(mountPoint);
+    }
+
+    public Path path() {
+        return mountPoint;
+    }
+
+    /** Bytes that can still be written. */
+    public long usableBytes() {
+        try {
+            return Files.getFileStore(mountPoint).getUsableSpace();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        run(List.of("umount", "-l", mountPoint.toString()));
+    }
+
+    private static void run(List<String> command) {
+        try {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes());
+            if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                throw new AssertionError(String.join(" ", command) + " failed (a full-disk test needs root to mount "
+                        + "a tmpfs): " + out);
+            }
+        } catch (IOException e) {
+            throw new AssertionError(String.join(" ", command) + " could not run: " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+}
