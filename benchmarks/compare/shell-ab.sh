@@ -6,7 +6,8 @@
 #   BASE=a432043 benchmarks/compare/shell-ab.sh         # the working tree against a432043
 #   BASE=HEAD HEAD_ENV=KAFKA_SHELL_GC=-XX:+UseZGC benchmarks/compare/shell-ab.sh   # one revision, two JVM settings
 # BASE_ENV / HEAD_ENV: space-separated VAR=value assignments for that side's bin/kafka-shell (KAFKA_SHELL_GC,
-# KAFKA_SHELL_JAVA_OPTS, KAFKA_SHELL_HEAP...), printed with the table.
+# KAFKA_SHELL_JAVA_OPTS, KAFKA_SHELL_HEAP...), printed with the table. BASE_ARGS / HEAD_ARGS: extra arguments of that
+# side's bin/kafka-shell, e.g. HEAD_ARGS="--override s3stream.object.store=file:///dev/shm/ab-objects".
 # "base" is BASE exported (git archive) into .work/ab-base and built there (offline when the local repository has all);
 # "head" is this working tree. Tests: unthrottled throughput; latency at a fixed 10,000 rec/s. Both shells run for the
 # whole script on their embedded default (wal-blockdev file + file:// objects); each round runs every (test, system)
@@ -39,18 +40,18 @@ TSV="$RUN/shell-ab.tsv"
 printf 'round\tsystem\ttest\tload\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\n' >"$TSV"
 machine | tee "$RUN/machine.txt" >&2
 
-start_one() { # system root port dir [VAR=value ...]
+start_one() { # system root port dir [VAR=value ...] [extra arguments]
   rm -rf "$4"; mkdir -p "$4"
   # shellcheck disable=SC2086 # the assignments are meant to split
   env KAFKA_SHELL_HEAP="${KAFKA_SHELL_HEAP:-1g}" KAFKA_SHELL_DIRECT="${KAFKA_SHELL_DIRECT:-768m}" ${5:-} \
     "$2/bin/kafka-shell" --override listeners="PLAINTEXT://127.0.0.1:$3" \
-    --override s3stream.data.dir="$4" --override group.initial.rebalance.delay.ms=0 >"$4/shell.log" 2>&1 &
+    --override s3stream.data.dir="$4" --override group.initial.rebalance.delay.ms=0 ${6:-} >"$4/shell.log" 2>&1 &
   PIDS+=($!)
   wait_port 127.0.0.1 "$3" 120 $! || { tail -20 "$4/shell.log" >&2; exit 1; }
   log "$1 ($2) up on 127.0.0.1:$3"
 }
-start_one base "$BASE_TREE" "$BASE_PORT" "$RUN/base" "${BASE_ENV:-}"
-start_one head "$ROOT" "$SHELL_PORT" "$RUN/head" "${HEAD_ENV:-}"
+start_one base "$BASE_TREE" "$BASE_PORT" "$RUN/base" "${BASE_ENV:-}" "${BASE_ARGS:-}"
+start_one head "$ROOT" "$SHELL_PORT" "$RUN/head" "${HEAD_ENV:-}" "${HEAD_ARGS:-}"
 port() { case "$1" in base) echo "$BASE_PORT" ;; head) echo "$SHELL_PORT" ;; esac; }
 
 SYSTEMS=(base head)
@@ -71,7 +72,8 @@ for ((round = 1; round <= ROUNDS; round++)); do
   done
 done
 
-python3 - "$TSV" "$base_rev${BASE_ENV:+ with $BASE_ENV}" "$head_rev${HEAD_ENV:+ with $HEAD_ENV}" <<'PY'
+python3 - "$TSV" "$base_rev${BASE_ENV:+ with $BASE_ENV}${BASE_ARGS:+ $BASE_ARGS}" \
+  "$head_rev${HEAD_ENV:+ with $HEAD_ENV}${HEAD_ARGS:+ $HEAD_ARGS}" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 base, head = sys.argv[2], sys.argv[3]
