@@ -252,10 +252,21 @@ public final class AclAuthorizer implements Authorizer {
             out.add(kv.put(encode(b), PRESENT).handle((v, e) -> e == null ? AclCreateResult.SUCCESS
                     : new AclCreateResult(new ApiException("could not store the ACL " + b + ": " + e.getMessage()))));
         }
-        return out.stream().map(f -> f.thenApply(r -> {
-            refresh();
-            return r;
-        })).toList();
+        return afterOneRefresh(out);
+    }
+
+    /** {@code results}, each completed only once they all are and the snapshot was reread once for all of them. */
+    private <T> List<CompletableFuture<T>> afterOneRefresh(List<CompletableFuture<T>> results) {
+        CompletableFuture<Void> refreshed = CompletableFuture.allOf(results.toArray(CompletableFuture[]::new))
+                .handle((v, e) -> {
+                    try {
+                        refresh();
+                    } catch (RuntimeException failed) { // the change is stored; the next reconcile round rereads it
+                        LOG.log(System.Logger.Level.WARNING, "ACLs changed but could not be reread yet", failed);
+                    }
+                    return null;
+                });
+        return results.stream().map(f -> refreshed.thenCompose(v -> f)).toList();
     }
 
     /** Kafka's rules for a new ACL (AclControlManager): concrete types, a name, a parseable principal. */
@@ -316,10 +327,7 @@ public final class AclAuthorizer implements Authorizer {
             out.add(CompletableFuture.allOf(deletions.toArray(CompletableFuture[]::new))
                     .thenApply(v -> new AclDeleteResult(deletions.stream().map(CompletableFuture::join).toList())));
         }
-        return out.stream().map(f -> f.thenApply(r -> {
-            refresh();
-            return r;
-        })).toList();
+        return afterOneRefresh(out);
     }
 
     @Override
