@@ -7,6 +7,8 @@
 # Tests: unthrottled throughput; latency at fixed 2,000 and 10,000 rec/s; ConsumerPerformance of the unthrottled topic.
 # Each round runs every (test, system) once, the order of systems rotating per round (A/B/C, B/C/A, ...); the table
 # reports medians over rounds and ratios shell/kafka of those medians. Raw rows go to .work/run/produce-consume.tsv.
+# SHELL_ARGS: extra bin/kafka-shell arguments, e.g. SHELL_ARGS="--override s3stream.object.store=file:///dev/shm/o"
+# (objects off the WAL's disk).
 . "$(dirname "$0")/lib.sh"
 ROUNDS="${ROUNDS:-3}"
 RECORDS="${RECORDS:-200000}"
@@ -22,7 +24,8 @@ printf 'round\tsystem\ttest\tload\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\
 machine | tee "$RUN/machine.txt" >&2
 
 start_kafka "$RUN/kafka"
-start_shell "$RUN/shell"
+# shellcheck disable=SC2086 # SHELL_ARGS is meant to split
+start_shell "$RUN/shell" ${SHELL_ARGS:-}
 
 bootstrap() { case "$1" in shell) echo "127.0.0.1:$SHELL_PORT" ;; *) echo "127.0.0.1:$KAFKA_PORT" ;; esac; }
 topic_for() { # system test round -> a fresh topic, created with the system's settings

@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -90,12 +91,29 @@ class FullDiskTest {
                 while (shell.metrics().uploads().bytes() < (40L << 20) && System.nanoTime() < deadline) {
                     Thread.sleep(100);
                 }
-                Thread.sleep(3_000); // compaction of the uploaded objects settles (its grace period is 1 s)
-                Files.write(fs.path().resolve("other-files"), new byte[(int) Math.max(0, fs.usableBytes() - (1L << 20))]);
+                // Other files keep the disk full, leaving 1 MiB: compaction may free some space meanwhile (it merges
+                // the uploaded objects and deletes its inputs), which they take at once.
+                AtomicBoolean keepFull = new AtomicBoolean(true);
+                Thread filler = Thread.ofPlatform().daemon().start(() -> {
+                    for (int n = 0; keepFull.get(); n++) {
+                        long extra = fs.usableBytes() - (1L << 20);
+                        try {
+                            if (extra > 64 * 1024) {
+                                Files.write(fs.path().resolve("other-files-" + n), new byte[(int) extra]);
+                            }
+                            Thread.sleep(20);
+                        } catch (java.io.IOException | InterruptedException e) {
+                            // a race with the shell for the last bytes: try again
+                        }
+                    }
+                });
+                Thread.sleep(500);
                 long uploaded = shell.metrics().uploads().bytes();
                 produce(shell, "small", 256); // 4 MiB: acknowledged (in the WAL), its upload fails for lack of space
                 Thread.sleep(2_000);
                 assertThat(shell.metrics().uploads().bytes() - uploaded).as("uploads are failing").isLessThan(2L << 20);
+                keepFull.set(false);
+                filler.join();
                 long freeBefore = fs.usableBytes();
 
                 long started = System.nanoTime();
