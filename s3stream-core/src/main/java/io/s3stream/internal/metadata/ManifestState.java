@@ -33,7 +33,6 @@ import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
-import java.util.TreeSet;
 
 /**
  * The state and the rules of the manifest: synchronous methods that either apply one whole change or throw and change
@@ -68,13 +67,13 @@ import java.util.TreeSet;
  * next mutation marks it. That keeps replay deterministic: what a replica's clock says never changes its state.
  * {@link #snapshot()} and {@link #restore} copy the whole state out and back for checkpoints.
  *
- * <h2>Why one class</h2>
- * Design note: this is one state machine — nodes, streams, objects and their indexes, changed only under one monitor
- * by validate-then-mutate methods — and its length (about 950 lines) is the length of its rules. Splitting it by entity
- * would spread each rule's validation and its mutation over several classes that all need the same lock and the
- * same indexes, which is exactly what the atomicity argument above relies on keeping in one place. The seams that
- * do exist are already outside: the operation log and replay ({@code ManifestOp}), checkpoints ({@code ManifestIo}),
- * and the stores built on it.
+ * <h2>What lives elsewhere</h2>
+ * The state machine itself — nodes, streams, objects and their indexes, changed only under one monitor by
+ * validate-then-mutate methods — stays in this class, because each rule's validation and its mutation need the same
+ * lock and the same indexes. What has no mutation of its own lives beside it: the read-only checks of a commit
+ * ({@link CommitValidation}), the mutable entries ({@link StreamEntry}, {@link ObjectEntry}, {@link IndexedRange})
+ * and the key-value space ({@link KvSpace}), all guarded by this monitor. Outside the package: the operation log and
+ * replay ({@code ManifestOp}), checkpoints ({@code ManifestIo}) and the stores built on it.
  */
 public final class ManifestState {
 
@@ -91,7 +90,7 @@ public final class ManifestState {
     private final Map<String, Long> adoptedKeys = new HashMap<>();
     private final PriorityQueue<ObjectEntry> preparedByDeadline =
             new PriorityQueue<>(Comparator.comparing((ObjectEntry e) -> e.deadline).thenComparingLong(e -> e.objectId));
-    private final TreeMap<String, byte[]> kv = new TreeMap<>();
+    private final KvSpace kv = new KvSpace();
     private long nextStreamId;
     private long nextObjectId;
 
@@ -160,14 +159,14 @@ public final class ManifestState {
                 yield null;
             }
             case ManifestOp.PutKv o -> {
-                doPutKv(o.key(), o.value(), dryRun);
+                kv.put(o.key(), o.value(), dryRun);
                 yield null;
             }
             case ManifestOp.DeleteKv o -> {
-                doDeleteKv(o.key(), dryRun);
+                kv.delete(o.key(), dryRun);
                 yield null;
             }
-            case ManifestOp.CompareAndSetKv o -> doCompareAndSetKv(o.key(), o.expected(), o.value(), dryRun);
+            case ManifestOp.CompareAndSetKv o -> kv.compareAndSet(o.key(), o.expected(), o.value(), dryRun);
         };
     }
 
@@ -306,13 +305,13 @@ public final class ManifestState {
         // Live ranges are disjoint and sorted, so the ones wholly below the new start are a prefix of the index.
         List<IndexedRange> dead = new ArrayList<>();
         for (IndexedRange r : s.index.headMap(newStartOffset, false).values()) {
-            if (r.range.endOffset() <= newStartOffset) {
+            if (r.range().endOffset() <= newStartOffset) {
                 dead.add(r);
             }
         }
         for (IndexedRange r : dead) {
-            s.index.remove(r.range.startOffset());
-            loseLiveRange(objects.get(r.objectId));
+            s.index.remove(r.range().startOffset());
+            loseLiveRange(objects.get(r.objectId()));
         }
         return s.toMetadata();
     }
@@ -335,7 +334,7 @@ public final class ManifestState {
         s.state = StreamState.DELETED;
         s.ownerNodeId = -1;
         for (IndexedRange r : s.index.values()) {
-            loseLiveRange(objects.get(r.objectId));
+            loseLiveRange(objects.get(r.objectId()));
         }
         s.index.clear();
     }
@@ -461,7 +460,7 @@ public final class ManifestState {
                     streamSetObjects++;
                 }
             }
-            checkShape(o);
+            CommitValidation.checkShape(o);
             for (StreamRange r : o.ranges()) {
                 outputsByStream.computeIfAbsent(r.streamId(), k -> new ArrayList<>()).add(r);
             }
@@ -472,13 +471,13 @@ public final class ManifestState {
         Map<Long, Long> newEndOffsets = new HashMap<>();
         List<ObjectEntry> inputs = new ArrayList<>();
         if (compaction) {
-            validateCompaction(request, outputsByStream, inputs);
+            CommitValidation.validateCompaction(streams, objects, request, outputsByStream, inputs);
         } else {
             if (streamSetObjects > 1) {
                 throw new MetadataConflictException("an upload commits at most one prepared stream set object, this "
                         + "one has " + streamSetObjects);
             }
-            validateUpload(outputsByStream, newEndOffsets);
+            CommitValidation.validateUpload(streams, outputsByStream, newEndOffsets);
         }
         if (dryRun) {
             return;
@@ -542,142 +541,12 @@ public final class ManifestState {
         }
     }
 
-    private static void checkShape(CommitRequest.NewObject o) {
-        Objects.requireNonNull(o.type(), "type");
-        if (o.sizeBytes() < 0) {
-            throw new MetadataConflictException("object " + o.objectId() + " has negative size " + o.sizeBytes());
-        }
-        if (o.ranges().isEmpty() && !o.isAdopted()) {
-            throw new MetadataConflictException("object " + o.objectId() + " holds no stream range");
-        }
-        if (o.type() == ObjectType.STREAM && o.ranges().size() != 1) {
-            throw new MetadataConflictException("stream object " + o.objectId() + " must hold exactly one range, has "
-                    + o.ranges().size());
-        }
-        StreamRange previous = null;
-        for (StreamRange r : o.ranges()) {
-            Objects.requireNonNull(r, "range");
-            if (previous != null && r.streamId() <= previous.streamId()) {
-                throw new MetadataConflictException("object " + o.objectId() + " must hold at most one range per"
-                        + " stream, sorted by stream id: " + previous + " is followed by " + r);
-            }
-            previous = r;
-        }
-    }
-
-    private void validateUpload(Map<Long, List<StreamRange>> byStream, Map<Long, Long> newEndOffsets) {
-        for (Map.Entry<Long, List<StreamRange>> entry : byStream.entrySet()) {
-            long streamId = entry.getKey();
-            StreamEntry s = streams.get(streamId);
-            if (s == null) {
-                throw new StreamNotFoundException("stream " + streamId + " does not exist");
-            }
-            if (s.state == StreamState.DELETED) {
-                continue; // deleted meanwhile: the data is accepted as garbage and dies on arrival
-            }
-            long expected = s.endOffset;
-            for (StreamRange r : entry.getValue()) {
-                if (r.epoch() < s.epoch) {
-                    throw new StreamFencedException("stream " + streamId + " is at epoch " + s.epoch
-                            + "; data written at epoch " + r.epoch() + " is fenced: " + r);
-                }
-                if (r.epoch() > s.epoch) {
-                    throw new MetadataConflictException("stream " + streamId + " is at epoch " + s.epoch
-                            + "; it was never opened at epoch " + r.epoch() + ": " + r);
-                }
-                if (r.startOffset() != expected) {
-                    throw new MetadataConflictException("stream " + streamId + " must continue at offset " + expected
-                            + " but the commit has " + r + " ("
-                            + (r.startOffset() > expected ? "gap" : "overlap") + ")");
-                }
-                expected = r.endOffset();
-            }
-            newEndOffsets.put(streamId, expected);
-        }
-    }
-
-    private void validateCompaction(CommitRequest request, Map<Long, List<StreamRange>> outputsByStream,
-                                    List<ObjectEntry> inputs) {
-        Set<Long> inputIds = new HashSet<>();
-        Map<Long, List<StreamRange>> inputsByStream = new TreeMap<>();
-        for (Long id : request.compactedObjectIds()) {
-            Objects.requireNonNull(id, "compacted object id");
-            if (!inputIds.add(id)) {
-                throw new MetadataConflictException("compacted object " + id + " appears twice in one commit");
-            }
-            ObjectEntry e = objects.get(id);
-            if (e == null || e.state != ObjectState.COMMITTED) {
-                throw new MetadataConflictException("compacted object " + id + " is "
-                        + (e == null ? "unknown" : e.state) + ", not COMMITTED");
-            }
-            inputs.add(e);
-            for (StreamRange r : e.ranges) {
-                inputsByStream.computeIfAbsent(r.streamId(), k -> new ArrayList<>()).add(r);
-            }
-        }
-        Set<Long> streamIds = new TreeSet<>(inputsByStream.keySet());
-        streamIds.addAll(outputsByStream.keySet());
-        for (long streamId : streamIds) {
-            List<long[]> in = union(inputsByStream.getOrDefault(streamId, List.of()));
-            List<StreamRange> outs = outputsByStream.getOrDefault(streamId, List.of());
-            StreamRange previous = null;
-            for (StreamRange r : outs) {
-                if (previous != null && r.startOffset() < previous.endOffset()) {
-                    throw new MetadataConflictException("compaction outputs overlap: " + previous + " and " + r);
-                }
-                previous = r;
-                if (!contains(in, r.startOffset(), r.endOffset())) {
-                    throw new MetadataConflictException("compaction output " + r
-                            + " holds data that is not in the compacted objects");
-                }
-            }
-            StreamEntry s = streams.get(streamId);
-            if (s == null || s.state == StreamState.DELETED) {
-                continue; // nothing of a deleted stream must survive
-            }
-            List<long[]> out = union(outs);
-            for (long[] interval : in) {
-                long start = Math.max(interval[0], s.startOffset);
-                if (start < interval[1] && !contains(out, start, interval[1])) {
-                    throw new MetadataConflictException("compaction outputs do not cover live data [" + start + ", "
-                            + interval[1] + ") of stream " + streamId + " held by the compacted objects");
-                }
-            }
-        }
-    }
-
-    /** Sorted, merged intervals {@code [start, end)} covering the given ranges; touching ranges merge. */
-    private static List<long[]> union(List<StreamRange> ranges) {
-        List<StreamRange> sorted = new ArrayList<>(ranges);
-        sorted.sort(Comparator.comparingLong(StreamRange::startOffset));
-        List<long[]> result = new ArrayList<>();
-        for (StreamRange r : sorted) {
-            long[] last = result.isEmpty() ? null : result.getLast();
-            if (last != null && r.startOffset() <= last[1]) {
-                last[1] = Math.max(last[1], r.endOffset());
-            } else {
-                result.add(new long[] {r.startOffset(), r.endOffset()});
-            }
-        }
-        return result;
-    }
-
-    /** Whether one of the merged intervals contains {@code [start, end)}. */
-    private static boolean contains(List<long[]> merged, long start, long end) {
-        for (long[] interval : merged) {
-            if (interval[0] <= start && end <= interval[1]) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /** Takes a compaction input out of every index and marks it. */
     private void retire(ObjectEntry e) {
         for (StreamRange r : e.ranges) {
             StreamEntry s = streams.get(r.streamId());
             IndexedRange indexed = s.index.get(r.startOffset());
-            if (indexed != null && indexed.objectId == e.objectId) {
+            if (indexed != null && indexed.objectId() == e.objectId) {
                 s.index.remove(r.startOffset());
             }
         }
@@ -701,14 +570,14 @@ public final class ManifestState {
             return result;
         }
         Long from = s.index.floorKey(startOffset);
-        if (from == null || s.index.get(from).range.endOffset() <= startOffset) {
+        if (from == null || s.index.get(from).range().endOffset() <= startOffset) {
             from = startOffset;
         }
         for (IndexedRange r : s.index.subMap(from, true, endOffset, false).values()) {
             if (result.size() == limit) {
                 break;
             }
-            result.add(objects.get(r.objectId).toMetadata());
+            result.add(objects.get(r.objectId()).toMetadata());
         }
         return result;
     }
@@ -766,66 +635,26 @@ public final class ManifestState {
     // ---------------------------------------------------------------------------------------------- key-value
 
     public synchronized Optional<byte[]> getKv(String key) {
-        Objects.requireNonNull(key, "key");
-        byte[] value = kv.get(key);
-        return value == null ? Optional.empty() : Optional.of(value.clone());
+        return kv.get(key);
     }
 
     synchronized void putKv(String key, byte[] value) {
         expirePrepared();
-        doPutKv(key, value, false);
-    }
-
-    private void doPutKv(String key, byte[] value, boolean dryRun) {
-        Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(value, "value");
-        if (!dryRun) {
-            kv.put(key, value.clone());
-        }
+        kv.put(key, value, false);
     }
 
     synchronized void deleteKv(String key) {
         expirePrepared();
-        doDeleteKv(key, false);
+        kv.delete(key, false);
     }
 
-    private void doDeleteKv(String key, boolean dryRun) {
-        Objects.requireNonNull(key, "key");
-        if (!dryRun) {
-            kv.remove(key);
-        }
-    }
-
-    public synchronized java.util.SortedMap<String, byte[]> listKv(String prefix) {
-        Objects.requireNonNull(prefix, "prefix");
-        java.util.TreeMap<String, byte[]> out = new java.util.TreeMap<>();
-        for (Map.Entry<String, byte[]> e : kv.tailMap(prefix, true).entrySet()) {
-            if (!e.getKey().startsWith(prefix)) {
-                break;
-            }
-            out.put(e.getKey(), e.getValue().clone());
-        }
-        return out;
+    public synchronized SortedMap<String, byte[]> listKv(String prefix) {
+        return kv.list(prefix);
     }
 
     synchronized boolean compareAndSetKv(String key, byte[] expected, byte[] value) {
         expirePrepared();
-        return doCompareAndSetKv(key, expected, value, false);
-    }
-
-    private Boolean doCompareAndSetKv(String key, byte[] expected, byte[] value, boolean dryRun) {
-        Objects.requireNonNull(key, "key");
-        byte[] current = kv.get(key);
-        boolean matches = expected == null ? current == null : current != null && java.util.Arrays.equals(current, expected);
-        if (!matches || dryRun) {
-            return matches;
-        }
-        if (value == null) {
-            kv.remove(key);
-        } else {
-            kv.put(key, value.clone());
-        }
-        return true;
+        return kv.compareAndSet(key, expected, value, false);
     }
 
     // ---------------------------------------------------------------------------------------------- snapshots
@@ -856,7 +685,7 @@ public final class ManifestState {
             o.add(new ObjectSnapshot(e.toMetadata(), e.deadline, e.expired));
         }
         return new Snapshot(nextStreamId, nextObjectId, new TreeMap<>(nodeEpochs), new TreeMap<>(walPositions), s, o,
-                new TreeMap<>(kv));
+                kv.snapshot());
     }
 
     /** A manifest holding {@code snapshot}'s state, with indexes rebuilt; {@code clock} as for the constructor. */
@@ -901,66 +730,7 @@ public final class ManifestState {
                 }
             }
         }
-        m.kv.putAll(snapshot.kv());
+        m.kv.restore(snapshot.kv());
         return m;
-    }
-
-    // ---------------------------------------------------------------------------------------------- entries
-
-    /** Mutable state of one stream; guarded by the manifest's monitor. */
-    private static final class StreamEntry {
-        final long streamId;
-        final Map<String, String> tags;
-        final TreeMap<Long, IndexedRange> index = new TreeMap<>();
-        long epoch;
-        long startOffset;
-        long endOffset;
-        StreamState state;
-        long ownerNodeId;
-
-        StreamEntry(long streamId, long startOffset, Map<String, String> tags) {
-            this.streamId = streamId;
-            this.startOffset = startOffset;
-            this.endOffset = startOffset;
-            this.tags = tags;
-        }
-
-        StreamMetadata toMetadata() {
-            return new StreamMetadata(streamId, epoch, startOffset, endOffset, state, ownerNodeId, tags);
-        }
-    }
-
-    /** A live range of a stream and the committed object holding it. */
-    private record IndexedRange(long objectId, StreamRange range) {
-    }
-
-    /** Mutable state of one object id; guarded by the manifest's monitor. */
-    private static final class ObjectEntry {
-        final long objectId;
-        final Instant deadline;
-        ObjectType type = UNCOMMITTED_TYPE;
-        long sizeBytes;
-        List<StreamRange> ranges = List.of();
-        long nodeId = -1;
-        long committedAtMs = -1;
-        ObjectState state = ObjectState.PREPARED;
-        boolean expired;
-        int liveRanges;
-        /** The key of an adopted object; null for the id's data key. */
-        String key;
-
-        ObjectEntry(long objectId, Instant deadline) {
-            this.objectId = objectId;
-            this.deadline = deadline;
-        }
-
-        ObjectMetadata toMetadata() {
-            return new ObjectMetadata(objectId, type, sizeBytes, ranges, nodeId, committedAtMs, state, key);
-        }
-
-        @Override
-        public String toString() {
-            return "object " + objectId + " " + state + " " + ranges;
-        }
     }
 }
