@@ -1,7 +1,6 @@
 package io.s3stream.wal.blockdev.internal;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.s3stream.InvalidConfigException;
 import io.s3stream.OverCapacityException;
 import io.s3stream.StorageIOException;
@@ -10,6 +9,10 @@ import io.s3stream.NodeFencedException;
 import io.s3stream.spi.WalAppendResult;
 import io.s3stream.spi.WalContext;
 import io.s3stream.spi.WriteAheadLog;
+import io.s3stream.wal.blockdev.internal.ConductorCommands.AppendRequest;
+import io.s3stream.wal.blockdev.internal.ConductorCommands.CloseCommand;
+import io.s3stream.wal.blockdev.internal.ConductorCommands.Group;
+import io.s3stream.wal.blockdev.internal.ConductorCommands.TrimRequest;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -26,7 +29,6 @@ import java.util.concurrent.locks.LockSupport;
 
 import static io.s3stream.wal.blockdev.internal.WalDescriptor.BLOCK_BYTES;
 import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_HEADER_BYTES;
-import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_MAGIC;
 
 /**
  * A write-ahead log in a ring on a block device or a pre-written file, written with direct, synchronous IO in
@@ -69,18 +71,9 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_MAGIC;
  * other slot, which describes a state whose space has not been reused yet.
  *
  * <h2>Recovery and stale data</h2>
- * Recovery takes ownership (a new header with the node epoch and a session number one higher, written before
- * anything else), then scans from the header's scan start with {@link RingScanner}, stopping at the first record
- * that fails a check (magic, header CRC, WAL id, position equal to where it is found, non-decreasing session, length,
- * body CRC). Why nothing stale can follow the write point: (1) a record of an earlier lap carries a smaller
- * position, so it fails the position check; (2) a write of the crashed process that became durable behind a lost
- * write (possible with several writes in flight, or a torn multi-block write) carries the old session, while
- * everything written after recovery carries the new, higher one, so once the new session has written in front of
- * such an orphan the session check refuses it, and before that the scan already stops at the lost write in front of
- * it; (3) if the last valid record ends inside a block, recovery rewrites that block with its valid prefix unchanged
- * and a padding record of the new session after it, so the rest of the block (which may hold the valid-looking head
- * of a torn record) can never be read as data once new records follow. Rewriting identical bytes is safe even if the
- * write tears: every byte is either old or new, and the prefix is the same in both.
+ * {@link #recover} takes ownership with a new header of a higher session, delivers every untrimmed record and seals
+ * the block holding the end; {@link RingRecovery} does it and explains why no stale or torn record can ever be read
+ * after the write point.
  *
  * <h2>Failure</h2>
  * A failed write or header write fences the WAL: the failing append, everything queued or in flight behind it, and
@@ -91,17 +84,12 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_MAGIC;
  * the header slots, which it does before every header write and at least once a second while appending; its later
  * appends fail with {@link NodeFencedException}.
  *
- * <h2>Why one class</h2>
- * Design note: everything above is one state machine owned by one thread, the conductor — write position, append
- * queue, groups in flight, live ranges, header — and its length (about 970 lines) is the conductor's loop and the
- * transitions it owns. The parts with no access to that state are already separate: the on-disk format
- * ({@link WalDescriptor}, {@code HeaderSlots}), the recovery scan ({@link RingScanner}), the configuration and the
- * native IO. Moving a transition out would hand conductor-owned state to another class and make "only the conductor
- * touches it" something to check across files instead of within one.
+ * <h2>What lives elsewhere</h2>
+ * This class is the conductor's loop and the transitions of the state it owns. What runs before the conductor or
+ * only answers its questions is separate: the format ({@link WalDescriptor}, {@link HeaderSlots}), recovery
+ * ({@link RingRecovery}, {@link RingScanner}), {@link LiveRanges}, {@link OwnershipWatch}, the configuration and IO.
  */
 public final class BlockDeviceWal implements WriteAheadLog {
-    private static final long FENCE_CHECK_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
-    private static final int SCAN_CHUNK_BYTES = 4 * 1024 * 1024;
     private static final int MAX_RECORD_CAP = 32 * 1024 * 1024;
 
     private static final int NEW = 0;
@@ -117,17 +105,10 @@ public final class BlockDeviceWal implements WriteAheadLog {
     private final int maxRecordBytes;
     private final int inflightLimit;
     private final int writeBytes;
-    private final long liveEntryGranularity;
     private final Arena arena = Arena.ofShared();
     private final ConcurrentLinkedQueue<Object> inbox = new ConcurrentLinkedQueue<>();
     private final Thread conductor;
     private final ExecutorService ioPool;
-    /** Runs ownership checks (one at a time) for a WAL with an {@link OwnershipCheck}; null otherwise. */
-    private final ExecutorService checker;
-    private static final int MAX_CHECKS_IN_FLIGHT = 4;
-    private int checksInFlight;              // conductor-owned
-    private long requestedSeq = -1;          // conductor-owned: groups up to this sequence are covered by a started check
-    private long confirmedSeq = -1;          // conductor-owned: groups up to this sequence passed an ownership check
     private long nextGroupSeq;               // conductor-owned
     private int writesInProgress;            // conductor-owned: submitted group writes that have not returned
     private final Object lifecycle = new Object();
@@ -135,7 +116,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
     private volatile boolean halted;
     private volatile boolean terminated;
     private volatile RuntimeException fence;
-    private final OwnershipCheck ownership;
+    private final OwnershipWatch ownership;
     private final long writeTimeoutNanos;
     private volatile boolean writesStuck;
 
@@ -143,21 +124,18 @@ public final class BlockDeviceWal implements WriteAheadLog {
     private WalDescriptor.Header header;
     private final ArrayDeque<AppendRequest> waiting = new ArrayDeque<>();
     private final ArrayDeque<Group> inflight = new ArrayDeque<>();
-    /** Acknowledged live ranges: {start, endOfLastRecord}; each start is a valid scan start. */
-    private final ArrayDeque<long[]> live = new ArrayDeque<>();
+    private final LiveRanges live;
     private final ArrayDeque<MemorySegment> freeBuffers = new ArrayDeque<>();
     private final List<TrimRequest> trims = new ArrayList<>();
     private long writePosition;
     private long freedPosition;
     private long ackedEnd;
-    private long lastFenceCheckNanos;
     private boolean closeRequested;
     private final HeaderSlots headerSlots;
 
     private BlockDeviceWal(BlockIo io, long capacityBytes, BlockDeviceWalConfig config, WalContext context,
                            OwnershipCheck ownership, Duration writeTimeout) {
         this.io = io;
-        this.ownership = ownership;
         this.writeTimeoutNanos = writeTimeout == null ? 0 : writeTimeout.toNanos();
         this.context = context;
         this.capacityBytes = capacityBytes;
@@ -165,7 +143,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         this.maxRecordBytes = maxRecordBytes(capacityBytes);
         this.inflightLimit = config.inflight();
         this.writeBytes = config.writeBytes();
-        this.liveEntryGranularity = Math.min(64 * 1024, ringBytes / 64);
+        this.live = new LiveRanges(ringBytes);
         this.description = config.uri() + " (" + (io.isBlockDevice() ? "block device " : "file ") + io.path() + ", "
                 + capacityBytes + " bytes)";
         this.conductor = Thread.ofPlatform().daemon().name("blockdev-wal-conductor").unstarted(this::conduct);
@@ -173,8 +151,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         this.ioPool = inflightLimit > 1 || writeTimeoutNanos > 0 ? Executors.newFixedThreadPool(inflightLimit,
                 Thread.ofPlatform().daemon().name("blockdev-wal-io-", 0).factory()) : null;
         this.headerSlots = new HeaderSlots(io, arena.allocate(BLOCK_BYTES, BLOCK_BYTES), capacityBytes, description);
-        this.checker = ownership == null ? null : Executors.newFixedThreadPool(MAX_CHECKS_IN_FLIGHT,
-                Thread.ofPlatform().daemon().name("blockdev-wal-ownership-", 0).factory());
+        this.ownership = new OwnershipWatch(description, ownership, headerSlots);
     }
 
     /** The largest record a WAL of this capacity accepts (half the ring, at most 32 MiB, less two record headers). */
@@ -234,71 +211,21 @@ public final class BlockDeviceWal implements WriteAheadLog {
                 throw new NodeFencedException(description + " is owned by node " + h.nodeId() + " at node epoch "
                         + h.nodeEpoch() + ", newer than this node's epoch " + context.nodeEpoch());
             }
-            int session = h.session() + 1;
             WalDescriptor.Header owned = h.next(h.trimPosition(), h.scanStart(), context.nodeId(), context.nodeEpoch(),
-                    session);
-            long[] count = new long[2];
-            RingScanner.Result scan;
+                    h.session() + 1);
+            RingRecovery.Recovered r;
             try {
-                headerSlots.write(owned);
-                header = owned;
-                long trimPosition = h.trimPosition();
-                try (RingScanner scanner = new RingScanner(io, ringBytes, h.walId(), maxRecordBytes, SCAN_CHUNK_BYTES)) {
-                    scan = scanner.scan(h.scanStart(), (position, next, s, payload) -> {
-                        if (position < trimPosition) {
-                            return;
-                        }
-                        addLive(position, next);
-                        ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer((int) payload.byteSize());
-                        try {
-                            buf.writeBytes(payload.asByteBuffer());
-                        } catch (RuntimeException e) {
-                            buf.release();
-                            throw e;
-                        }
-                        count[0]++;
-                        count[1] += payload.byteSize();
-                        handler.onRecord(position, next, buf);
-                    });
-                }
-                long end = scan.endPosition();
-                writePosition = sealTail(end, session);
+                r = RingRecovery.run(io, headerSlots, h, owned, ringBytes, maxRecordBytes, arena, live, handler);
             } catch (BlockIoException e) {
                 throw new StorageIOException(description + " failed during recovery: " + e.getMessage(), e);
             }
+            header = r.header();
+            writePosition = r.writePosition();
             freedPosition = h.scanStart();
-            ackedEnd = scan.endPosition();
-            lastFenceCheckNanos = System.nanoTime();
+            ackedEnd = r.endPosition();
             state = RUNNING;
             conductor.start();
-            return new RecoveryResult(count[0], count[1], writePosition, scan.torn(), scan.detail());
-        }
-    }
-
-    /**
-     * Makes the block holding {@code end} safe to write after: when {@code end} is inside a block, rewrites that block
-     * with its valid prefix unchanged and a padding record of the new session after it. Returns the next write
-     * position (the following block boundary).
-     */
-    private long sealTail(long end, int session) {
-        int within = (int) Math.floorMod(end, (long) BLOCK_BYTES);
-        if (within == 0) {
-            return end;
-        }
-        long blockStart = end - within;
-        MemorySegment block = arena.allocate(BLOCK_BYTES, BLOCK_BYTES); // once per recovery; freed on close
-        RingScanner.readRing(io, ringBytes, blockStart, block);
-        WalDescriptor.encodePad(block, within, BLOCK_BYTES - within, end, header.walId(), session);
-        RingScanner.writeRing(io, ringBytes, blockStart, block);
-        return blockStart + BLOCK_BYTES;
-    }
-
-    private void addLive(long start, long end) {
-        long[] last = live.peekLast();
-        if (last != null && start - last[0] < liveEntryGranularity) {
-            last[1] = end;
-        } else {
-            live.addLast(new long[]{start, end});
+            return new RecoveryResult(r.records(), r.payloadBytes(), writePosition, r.torn(), r.detail());
         }
     }
 
@@ -348,7 +275,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         if (terminated) {
             drainAfterTermination();
         }
-        return request.future;
+        return request.future();
     }
 
     @Override
@@ -419,9 +346,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
     }
 
     private void release() {
-        if (checker != null) {
-            checker.shutdown();
-        }
+        ownership.shutdown();
         boolean ioThreadsDone = true;
         if (ioPool != null) {
             ioPool.shutdown();
@@ -451,7 +376,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             StreamClosedException closed = new StreamClosedException(description + " is closed");
             switch (command) {
                 case AppendRequest a -> a.future.completeExceptionally(closed);
-                case TrimRequest t -> t.future.completeExceptionally(closed);
+                case TrimRequest t -> t.future().completeExceptionally(closed);
                 default -> {
                 }
             }
@@ -486,8 +411,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             }
         } catch (Throwable t) {
             RuntimeException failure = new StorageIOException(description + " stopped on an unexpected error: " + t, t);
-            fence = failure;
-            failEverything(failure);
+            fenceWith(failure);
             throw t;
         } finally {
             if (halted) {
@@ -523,7 +447,12 @@ public final class BlockDeviceWal implements WriteAheadLog {
                     writesInProgress--;
                 }
                 case CloseCommand ignored -> closeRequested = true;
-                case CheckResult r -> onOwnershipChecked(r);
+                case OwnershipWatch.CheckResult r -> {
+                    RuntimeException lost = ownership.onChecked(r, header);
+                    if (lost != null && fence == null) {
+                        fenceWith(lost);
+                    }
+                }
                 default -> throw new IllegalStateException("unknown command " + command);
             }
         }
@@ -533,7 +462,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
     private void retireCompleted() {
         Group g;
         while ((g = inflight.peekFirst()) != null && g.completed) {
-            if (ownership != null && g.error == null && fence == null && g.seq > confirmedSeq) {
+            if (g.error == null && fence == null && !ownership.confirmed(g.seq)) {
                 startOwnershipCheck();
                 return; // acknowledged once a check that started after the write returned says we still own the log
             }
@@ -549,7 +478,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             for (int i = 0; i < g.requests.size(); i++) {
                 g.requests.get(i).future.complete(new WalAppendResult(g.positions[i], g.positions[i + 1]));
             }
-            addLive(g.start, g.recordsEnd);
+            live.add(g.start, g.recordsEnd);
             ackedEnd = g.recordsEnd;
         }
     }
@@ -572,7 +501,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         }
         waiting.clear();
         for (TrimRequest t : trims) {
-            t.future.completeExceptionally(cause);
+            t.future().completeExceptionally(cause);
         }
         trims.clear();
         // groups in flight are failed by retireCompleted() once their writes return
@@ -589,7 +518,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             if (command instanceof AppendRequest a) {
                 a.future.completeExceptionally(cause);
             } else if (command instanceof TrimRequest t) {
-                t.future.completeExceptionally(cause);
+                t.future().completeExceptionally(cause);
             }
         }
     }
@@ -614,7 +543,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         }
         if (fence == null) {
             for (TrimRequest t : trims) {
-                t.future.complete(null);
+                t.future().complete(null);
             }
             trims.clear();
         }
@@ -703,15 +632,8 @@ public final class BlockDeviceWal implements WriteAheadLog {
             }
             waiting.pollFirst();
             long position = g.start + offset;
-            ByteBuf src = r.buf;
-            MemorySegment body = buffer.asSlice(offset + RECORD_HEADER_BYTES, r.size);
-            src.getBytes(src.readerIndex(), body.asByteBuffer());
-            int tail = (int) (footprint - RECORD_HEADER_BYTES - r.size);
-            if (tail > 0) {
-                buffer.asSlice(offset + RECORD_HEADER_BYTES + r.size, tail).fill((byte) 0);
-            }
-            WalDescriptor.encodeRecordHeader(buffer, offset, RECORD_MAGIC, r.size, position, walId, session,
-                    WalDescriptor.crc(buffer, offset + RECORD_HEADER_BYTES, r.size));
+            r.buf.getBytes(r.buf.readerIndex(), buffer.asSlice(offset + RECORD_HEADER_BYTES, r.size).asByteBuffer());
+            WalDescriptor.encodeRecordAround(buffer, offset, r.size, position, walId, session);
             g.requests.add(r);
             if (count + 1 >= positions.length) {
                 positions = java.util.Arrays.copyOf(positions, positions.length * 2);
@@ -751,23 +673,20 @@ public final class BlockDeviceWal implements WriteAheadLog {
         }
         long requested = Long.MIN_VALUE;
         for (TrimRequest t : trims) {
-            requested = Math.max(requested, t.position);
+            requested = Math.max(requested, t.position());
         }
         long target = Math.min(requested, ackedEnd);
         if (target <= header.trimPosition()) {
             completeTrims();
             return;
         }
-        long[] entry;
-        while ((entry = live.peekFirst()) != null && entry[1] <= target) {
-            live.pollFirst();
-        }
-        long scanStart = !live.isEmpty() ? live.peekFirst()[0]
+        live.trimTo(target);
+        long scanStart = !live.isEmpty() ? live.firstStart()
                 : !inflight.isEmpty() ? inflight.peekFirst().start : writePosition;
         try {
             // With an external ownership check no one else writes this ring's header: re-reading its slots is moot,
             // and the check after the header write below is the one that matters.
-            if (ownership == null && !checkOwnership()) {
+            if (!ownership.hasExternalCheck() && !checkOwnership()) {
                 return;
             }
             WalDescriptor.Header next = header.next(Math.max(target, scanStart), scanStart, header.nodeId(), header.nodeEpoch(),
@@ -780,9 +699,8 @@ public final class BlockDeviceWal implements WriteAheadLog {
                 return;
             }
         } catch (BlockIoException e) {
-            fence = new StorageIOException(description + " failed a header write (" + Errno.describe(e.errno())
-                    + "): " + e.getMessage() + "; the WAL is fenced and accepts no more appends", e);
-            failEverything(fence);
+            fenceWith(new StorageIOException(description + " failed a header write (" + Errno.describe(e.errno())
+                    + "): " + e.getMessage() + "; the WAL is fenced and accepts no more appends", e));
             return;
         }
         freedPosition = scanStart;
@@ -791,16 +709,12 @@ public final class BlockDeviceWal implements WriteAheadLog {
 
     private void completeTrims() {
         for (TrimRequest t : trims) {
-            t.future.complete(null);
+            t.future().complete(null);
         }
         trims.clear();
     }
 
-    /**
-     * Starts (off the conductor, which keeps submitting writes meanwhile) an ownership check covering every group
-     * completed now. It must start after those writes returned: a new owner that fenced this one before the check read
-     * the owner state then finds the groups in its recovery scan, and one that fences it later is seen by the check.
-     */
+    /** Starts (off the conductor, which keeps submitting writes meanwhile) a check covering every completed group. */
     private void startOwnershipCheck() {
         long covers = -1;
         for (Group g : inflight) {
@@ -809,56 +723,28 @@ public final class BlockDeviceWal implements WriteAheadLog {
             }
             covers = g.seq;
         }
-        if (covers <= requestedSeq || checksInFlight >= MAX_CHECKS_IN_FLIGHT) {
-            return; // a check already started after these writes, or the next completion starts one
-        }
-        requestedSeq = covers;
-        checksInFlight++;
-        long coveredSeq = covers;
-        checker.execute(() -> {
-            String lostTo = null;
-            RuntimeException error = null;
-            try {
-                lostTo = ownership.lostTo();
-            } catch (RuntimeException e) {
-                error = e;
-            }
-            inbox.offer(new CheckResult(coveredSeq, lostTo, error));
+        ownership.startCheck(covers, result -> {
+            inbox.offer(result);
             LockSupport.unpark(conductor);
         });
     }
 
-    private void onOwnershipChecked(CheckResult r) {
-        checksInFlight--;
-        if (fence != null) {
-            return;
-        }
-        if (r.error() != null) {
-            fence = new StorageIOException(description + " could not confirm that it still owns the WAL: "
-                    + r.error().getMessage() + "; the WAL is fenced and accepts no more appends", r.error());
-            failEverything(fence);
-        } else if (r.lostTo() != null) {
-            fence = new NodeFencedException(description + " was taken over: " + r.lostTo() + "; this owner (node "
-                    + header.nodeId() + ", epoch " + header.nodeEpoch() + ") is fenced and acknowledges nothing more");
-            failEverything(fence);
-        } else {
-            confirmedSeq = Math.max(confirmedSeq, r.coveredSeq());
-        }
+    private void fenceWith(RuntimeException cause) {
+        fence = cause;
+        failEverything(cause);
     }
 
     /** Fences the WAL when the oldest write in flight has not returned within the write timeout. */
     private void checkWriteTimeout() {
         Group oldest = inflight.peekFirst();
-        if (writeTimeoutNanos <= 0 || oldest == null
-                || System.nanoTime() - oldest.submittedNanos < writeTimeoutNanos) {
+        if (writeTimeoutNanos <= 0 || oldest == null || System.nanoTime() - oldest.submittedNanos < writeTimeoutNanos) {
             return; // (a group whose write returned but whose ownership check hangs counts too)
         }
         writesStuck = true;
         fence = new StorageIOException(description + ": " + (oldest.completed ? "the ownership check after " : "")
                 + "a write of " + (oldest.end - oldest.start) + " bytes at position " + oldest.start
-                + " has not returned after "
-                + Duration.ofNanos(writeTimeoutNanos).toMillis() + " ms (the file system stopped answering); the WAL "
-                + "is fenced and accepts no more appends", null);
+                + " has not returned after " + Duration.ofNanos(writeTimeoutNanos).toMillis()
+                + " ms (the file system stopped answering); the WAL is fenced and accepts no more appends", null);
         for (Group g : inflight) {
             failGroup(g, fence); // never acknowledged now, even if the write returns later
         }
@@ -866,67 +752,40 @@ public final class BlockDeviceWal implements WriteAheadLog {
     }
 
     private void checkFencingPeriodically() {
-        if (ownership == null && (!waiting.isEmpty() || !inflight.isEmpty())
-                && System.nanoTime() - lastFenceCheckNanos > FENCE_CHECK_INTERVAL_NANOS) {
+        if (!ownership.hasExternalCheck() && (!waiting.isEmpty() || !inflight.isEmpty())
+                && ownership.headerCheckDue()) {
             try {
                 checkOwnership();
             } catch (BlockIoException e) {
-                fence = new StorageIOException(description + " failed to read its header ("
-                        + Errno.describe(e.errno()) + "): " + e.getMessage() + "; the WAL is fenced", e);
-                failEverything(fence);
+                fenceWith(new StorageIOException(description + " failed to read its header ("
+                        + Errno.describe(e.errno()) + "): " + e.getMessage() + "; the WAL is fenced", e));
             }
         }
     }
 
-    /**
-     * Asks the external ownership check (if any); fences this WAL and returns false when it reports the WAL lost or
-     * cannot be answered.
-     */
+    /** Asks the external ownership check (if any); fences this WAL and returns false when it reports the WAL lost. */
     private boolean confirmOwnership() {
-        if (ownership == null || fence != null) {
-            return fence == null;
-        }
-        String lostTo;
-        try {
-            lostTo = ownership.lostTo();
-        } catch (RuntimeException e) {
-            fence = new StorageIOException(description + " could not confirm that it still owns the WAL: "
-                    + e.getMessage() + "; the WAL is fenced and accepts no more appends", e);
-            failEverything(fence);
+        if (fence != null) {
             return false;
         }
-        if (lostTo != null) {
-            fence = new NodeFencedException(description + " was taken over: " + lostTo + "; this owner (node "
-                    + header.nodeId() + ", epoch " + header.nodeEpoch() + ") is fenced and acknowledges nothing more");
-            failEverything(fence);
-            return false;
+        RuntimeException lost = ownership.askExternal(header);
+        if (lost != null) {
+            fenceWith(lost);
         }
-        return true;
+        return lost == null;
     }
 
     /** Re-reads the header slots; fences this WAL and returns false when another owner has taken it over. */
     private boolean checkOwnership() {
-        lastFenceCheckNanos = System.nanoTime();
-        if (!confirmOwnership()) {
+        if (fence != null) {
             return false;
         }
-        for (WalDescriptor.HeaderRead slot : headerSlots.read()) {
-            if (!slot.valid()) {
-                continue;
-            }
-            WalDescriptor.Header h = slot.header();
-            if (h.sequence() > header.sequence()) { // only another owner writes past our own sequence
-                fence = new NodeFencedException(description + " was taken over by node " + h.nodeId()
-                        + " at node epoch " + h.nodeEpoch() + "; this owner (node " + header.nodeId() + ", epoch "
-                        + header.nodeEpoch() + ") is fenced");
-                failEverything(fence);
-                return false;
-            }
+        RuntimeException lost = ownership.rereadHeaders(header);
+        if (lost != null) {
+            fenceWith(lost);
         }
-        return true;
+        return lost == null;
     }
-
-    // ------------------------------------------------------------------------------------------------ commands
 
     /** Ownership decided outside the WAL's header, for a WAL another node can take over while this one runs. */
     @FunctionalInterface
@@ -936,50 +795,5 @@ public final class BlockDeviceWal implements WriteAheadLog {
          * a description of the new owner once it has been taken over. Exceptions are treated as a device error.
          */
         String lostTo();
-    }
-
-    private static final class AppendRequest {
-        final ByteBuf buf;
-        final int size;
-        final long deadlineNanos;
-        final CompletableFuture<WalAppendResult> future = new CompletableFuture<>();
-
-        AppendRequest(ByteBuf buf, int size, long deadlineNanos) {
-            this.buf = buf;
-            this.size = size;
-            this.deadlineNanos = deadlineNanos;
-        }
-    }
-
-    private record TrimRequest(long position, CompletableFuture<Void> future) {
-    }
-
-    /** The answer of an ownership check that covered every group up to {@code coveredSeq}. */
-    private record CheckResult(long coveredSeq, String lostTo, RuntimeException error) {
-    }
-
-    private enum CloseCommand {
-        INSTANCE
-    }
-
-    /** One group-commit write: records [start, recordsEnd) plus padding to end. */
-    private static final class Group {
-        final long start;
-        final MemorySegment buffer;
-        final Arena ownArena;
-        final List<AppendRequest> requests = new ArrayList<>();
-        long[] positions;
-        long recordsEnd;
-        long end;
-        volatile boolean completed;
-        volatile Throwable error;
-        long submittedNanos;
-        long seq;
-
-        Group(long start, MemorySegment buffer, Arena ownArena) {
-            this.start = start;
-            this.buffer = buffer;
-            this.ownArena = ownArena;
-        }
     }
 }

@@ -167,6 +167,20 @@ public final class WalDescriptor {
         buf.set(INT, offset + R_HEADER_CRC, crc(buf, offset, R_HEADER_CRC));
     }
 
+    /**
+     * Completes a record whose {@code length} payload bytes are already in place after its header at {@code offset}:
+     * zeroes the padding up to its {@link #footprint} and writes the header with the payload's CRC.
+     */
+    public static void encodeRecordAround(MemorySegment buf, long offset, int length, long position, int walId,
+                                          int session) {
+        long tail = footprint(length) - RECORD_HEADER_BYTES - length;
+        if (tail > 0) {
+            buf.asSlice(offset + RECORD_HEADER_BYTES + length, tail).fill((byte) 0);
+        }
+        encodeRecordHeader(buf, offset, RECORD_MAGIC, length, position, walId, session,
+                crc(buf, offset + RECORD_HEADER_BYTES, length));
+    }
+
     /** Writes a padding record covering {@code length} bytes (header included) at {@code offset}. */
     public static void encodePad(MemorySegment buf, long offset, int length, long position, int walId, int session) {
         buf.asSlice(offset, length).fill((byte) 0);

@@ -1,0 +1,65 @@
+package io.s3stream.wal.blockdev.internal;
+
+import io.netty.buffer.ByteBuf;
+import io.s3stream.spi.WalAppendResult;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * What travels through a {@link BlockDeviceWal} conductor's inbox: appends, trims, the close request and returned
+ * group writes (the answers of ownership checks are {@link OwnershipWatch.CheckResult}). Mutable fields are
+ * conductor-owned unless marked volatile.
+ */
+final class ConductorCommands {
+
+    private ConductorCommands() {
+    }
+
+    /** An append waiting for its group; its future completes on the conductor. */
+    static final class AppendRequest {
+        final ByteBuf buf;
+        final int size;
+        final long deadlineNanos;
+        final CompletableFuture<WalAppendResult> future = new CompletableFuture<>();
+
+        AppendRequest(ByteBuf buf, int size, long deadlineNanos) {
+            this.buf = buf;
+            this.size = size;
+            this.deadlineNanos = deadlineNanos;
+        }
+    }
+
+    /** A trim up to {@code position}; completes once the header recording it is durable (or nothing to do). */
+    record TrimRequest(long position, CompletableFuture<Void> future) {
+    }
+
+    /** Asks the conductor to finish: fail what waits, let what is in flight return, stop. */
+    enum CloseCommand {
+        INSTANCE
+    }
+
+    /** One group-commit write: records [start, recordsEnd) plus padding to end. */
+    static final class Group {
+        final long start;
+        final MemorySegment buffer;
+        final Arena ownArena;
+        final List<AppendRequest> requests = new ArrayList<>();
+        long[] positions;
+        long recordsEnd;
+        long end;
+        volatile boolean completed;
+        volatile Throwable error;
+        long submittedNanos;
+        long seq;
+
+        Group(long start, MemorySegment buffer, Arena ownArena) {
+            this.start = start;
+            this.buffer = buffer;
+            this.ownArena = ownArena;
+        }
+    }
+}
