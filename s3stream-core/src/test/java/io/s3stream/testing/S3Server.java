@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
+import java.util.function.BooleanSupplier;
 
 /**
  * A JUnit 5 extension that provides an S3 endpoint with an empty bucket, for integration tests of the S3 object store:
@@ -31,10 +32,15 @@ import java.util.concurrent.CompletionException;
  *   <li>{@code S3STREAM_TEST_S3_ENDPOINT} (with {@code S3STREAM_TEST_S3_ACCESS_KEY}, {@code _SECRET_KEY},
  *       {@code _BUCKET}, {@code _REGION}; defaults minioadmin/minioadmin, s3stream-test, us-east-1): a server of the
  *       user's, used for both kinds;</li>
+ *   <li>for MinIO, where a Docker engine exists and Testcontainers is on the test class path: a container of
+ *       Testcontainers' MinIO module ({@link MinioContainer}; image {@code S3STREAM_TEST_MINIO_IMAGE});
+ *       {@code S3STREAM_TEST_DOCKER=never} turns this off, {@code =always} makes a missing engine an error;</li>
  *   <li>otherwise the server is started as a child process on a free 127.0.0.1 port: S3Proxy 4.1.0 in a child JVM
  *       (its jar is copied to {@code target/test-servers} by the build, or found in {@code ~/.m2}), or the
  *       {@code minio} binary from {@code S3STREAM_MINIO_BIN}, {@code PATH} or {@code /opt/s3stream-tools/bin}.</li>
  * </ol>
+ * {@link #choose} makes that decision; {@code S3ServerSelectionTest} covers it with Docker reported present and
+ * absent. A MinIO on a given address ({@link #minioOn}, for network-namespace tests) is always a process.
  * One server of each kind is started per test JVM, on first use, and stopped when the JVM's tests end. Tests isolate
  * themselves with a unique key prefix in the shared bucket.
  *
@@ -44,6 +50,9 @@ import java.util.concurrent.CompletionException;
 public final class S3Server implements BeforeAllCallback {
     /** The S3 servers this extension can start. */
     public enum Kind { S3PROXY, MINIO }
+
+    /** Where a server comes from. */
+    public enum Source { EXTERNAL, CONTAINER, PROCESS }
 
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(S3Server.class);
     /**
@@ -95,8 +104,9 @@ public final class S3Server implements BeforeAllCallback {
      * caller closes it.
      */
     public static Running start(Kind kind) {
-        String external = System.getenv("S3STREAM_TEST_S3_ENDPOINT");
-        if (external != null && !external.isBlank()) {
+        Source source = choose(kind, System.getenv(), S3Server::dockerAvailable);
+        if (source == Source.EXTERNAL) {
+            String external = System.getenv("S3STREAM_TEST_S3_ENDPOINT");
             Running r = new Running("external " + external, null, external,
                     System.getenv().getOrDefault("S3STREAM_TEST_S3_ACCESS_KEY", "minioadmin"),
                     System.getenv().getOrDefault("S3STREAM_TEST_S3_SECRET_KEY", "minioadmin"),
@@ -105,10 +115,63 @@ public final class S3Server implements BeforeAllCallback {
             r.createBucket();
             return r;
         }
+        if (source == Source.CONTAINER) {
+            return withBucket(MinioContainer.start(
+                    System.getenv().getOrDefault("S3STREAM_TEST_MINIO_IMAGE", MinioContainer.DEFAULT_IMAGE), KMS_KEY));
+        }
         return withBucket(switch (kind) {
             case MINIO -> startMinio();
             case S3PROXY -> startS3Proxy();
         });
+    }
+
+    /**
+     * Where a server of {@code kind} comes from, given the environment and whether a Docker engine answers (asked
+     * only when it matters): {@code S3STREAM_TEST_S3_ENDPOINT} wins; then {@code S3STREAM_TEST_DOCKER} ({@code auto},
+     * the default: a container for MinIO when Docker is available; {@code never}; {@code always}: a container for
+     * MinIO, an error without Docker). S3Proxy is a Java process everywhere.
+     */
+    public static Source choose(Kind kind, Map<String, String> env, BooleanSupplier dockerAvailable) {
+        String external = env.get("S3STREAM_TEST_S3_ENDPOINT");
+        if (external != null && !external.isBlank()) {
+            return Source.EXTERNAL;
+        }
+        String docker = env.getOrDefault("S3STREAM_TEST_DOCKER", "auto").trim();
+        return switch (docker) {
+            case "never" -> Source.PROCESS;
+            case "auto" -> kind == Kind.MINIO && dockerAvailable.getAsBoolean() ? Source.CONTAINER : Source.PROCESS;
+            case "always" -> {
+                if (kind != Kind.MINIO) {
+                    yield Source.PROCESS;
+                }
+                if (!dockerAvailable.getAsBoolean()) {
+                    throw new AssertionError("S3STREAM_TEST_DOCKER=always, but no Docker engine answers (or "
+                            + "org.testcontainers:minio is not on this module's test class path)");
+                }
+                yield Source.CONTAINER;
+            }
+            default -> throw new AssertionError("S3STREAM_TEST_DOCKER must be auto, never or always, was '"
+                    + docker + "'");
+        };
+    }
+
+    /** Whether Testcontainers is on this test class path and finds a Docker engine. */
+    private static boolean dockerAvailable() {
+        try {
+            Class.forName("org.testcontainers.DockerClientFactory", false, S3Server.class.getClassLoader());
+        } catch (ClassNotFoundException e) {
+            return false; // MinioContainer, which needs it, is never loaded
+        }
+        // Testcontainers reports a missing engine at ERROR, with a page of strategies tried; where its slf4j output
+        // reaches java.util.logging (kafka-shell's tests), that would print on every start. The answer is enough.
+        java.util.logging.Logger quiet = java.util.logging.Logger.getLogger("org.testcontainers");
+        java.util.logging.Level level = quiet.getLevel();
+        quiet.setLevel(java.util.logging.Level.OFF);
+        try {
+            return MinioContainer.dockerAvailable();
+        } finally {
+            quiet.setLevel(level);
+        }
     }
 
     /** Creates the test bucket on a server just started, stopping the server if that fails. */
@@ -211,10 +274,10 @@ public final class S3Server implements BeforeAllCallback {
      * A server with its endpoint, keys and test bucket; closing it stops the process (if this JVM started it).
      *
      * @param name     for messages
-     * @param process  the child process, or null for an external server
+     * @param process  what closing stops: the child process or the container; null for an external server
      * @param endpoint {@code http://127.0.0.1:port}
      */
-    public record Running(String name, TestServerProcess process, String endpoint, String accessKey, String secretKey,
+    public record Running(String name, AutoCloseable process, String endpoint, String accessKey, String secretKey,
                           String bucket, String region) implements AutoCloseable {
 
         /** An {@code s3://} URI of the test bucket under {@code prefix}. */
@@ -254,7 +317,11 @@ public final class S3Server implements BeforeAllCallback {
         @Override
         public void close() {
             if (process != null) {
-                process.close();
+                try {
+                    process.close();
+                } catch (Exception e) {
+                    throw new IllegalStateException(name + " did not stop: " + e.getMessage(), e);
+                }
             }
         }
     }
