@@ -16,6 +16,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,36 +25,103 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The binary distribution as an operator gets it: target/s3stream-kafka-shell-<version>.tar.gz (built by package,
  * before failsafe runs this) unpacked into an empty directory and started with its own bin/kafka-shell and
- * config/server.properties, with nothing but a JDK: a Java client produces and reads back, and SIGTERM stops it.
+ * config/server.properties, with nothing but a JDK: a Java client produces and reads back, and SIGTERM stops it;
+ * and the same distribution run with kafka-shell/Dockerfile's command.
  */
 class DistributionIT {
 
     @Test
     void theUnpackedDistributionServesClientsAndStopsOnSigterm(@TempDir Path dir) throws Exception {
-        Path tarball;
-        try (Stream<Path> files = Files.list(Path.of("target"))) {
-            tarball = files.filter(p -> p.getFileName().toString().matches("s3stream-kafka-shell-.*\\.tar\\.gz"))
-                    .findFirst().orElseThrow(() -> new AssertionError("no distribution in target/: run package first"));
-        }
-        Process untar = new ProcessBuilder("tar", "xzf", tarball.toAbsolutePath().toString(), "-C", dir.toString())
-                .inheritIO().start();
-        assertThat(untar.waitFor()).isZero();
-        Path home;
-        try (Stream<Path> entries = Files.list(dir)) {
-            home = entries.findFirst().orElseThrow();
-        }
+        Path home = unpack(dir);
         assertThat(home.resolve("bin/kafka-shell")).isExecutable();
         assertThat(home.resolve("config/server.properties")).isRegularFile();
         assertThat(home.resolve("LICENSE")).isRegularFile();
         assertThat(home.resolve("NOTICE")).isRegularFile();
 
         int port = ProcessBrokerTest.freePort();
-        Path log = dir.resolve("shell.log");
-        ProcessBuilder pb = new ProcessBuilder(home.resolve("bin/kafka-shell").toString(),
+        serveAndStop(dir, port, List.of(home.resolve("bin/kafka-shell").toString(),
                 "--override", "listeners=PLAINTEXT://127.0.0.1:" + port,
                 // a small WAL file: the default is a 512 MiB preallocated file
-                "--override", "s3stream.wal=blockdev://" + home.toAbsolutePath() + "/data/wal.img?capacity=64MiB")
-                .redirectErrorStream(true).redirectOutput(log.toFile());
+                "--override", "s3stream.wal=blockdev://" + home.toAbsolutePath() + "/data/wal.img?capacity=64MiB"));
+        assertThat(home.resolve("data/objects")).as("s3stream.data.dir=data of config/server.properties").isDirectory();
+    }
+
+    /**
+     * The image's command without Docker (none here): kafka-shell/Dockerfile's ENTRYPOINT and CMD, read from the
+     * file, run against the unpacked distribution, with the image's paths mapped to this test's directories
+     * ({@code /opt/kafka-shell}, the volume {@code /var/lib/kafka-shell}) and its port 9092 to a free one. Checks
+     * that the command, the settings it overrides and the data directory the volume stands for work together.
+     */
+    @Test
+    void theDockerfileCommandRunsTheDistribution(@TempDir Path dir) throws Exception {
+        String dockerfile = Files.readString(Path.of("Dockerfile"));
+        Path home = unpack(dir);
+        Path volume = Files.createDirectory(dir.resolve("volume"));
+        assertThat(dockerfile).contains("ADD s3stream-kafka-shell-${VERSION}.tar.gz /opt/")
+                .contains("ln -s /opt/s3stream-kafka-shell-${VERSION} /opt/kafka-shell")
+                .contains("VOLUME /var/lib/kafka-shell").contains("EXPOSE 9092");
+        assertThat(home.getFileName().toString()).startsWith("s3stream-kafka-shell-");
+        int port = ProcessBrokerTest.freePort();
+        List<String> command = new ArrayList<>();
+        for (String instruction : List.of("ENTRYPOINT", "CMD")) {
+            for (String arg : jsonArray(dockerfile, instruction)) {
+                command.add(arg.replace("/opt/kafka-shell", home.toAbsolutePath().toString())
+                        .replace("/var/lib/kafka-shell", volume.toAbsolutePath().toString())
+                        .replace("0.0.0.0:9092", "127.0.0.1:" + port)
+                        .replace("localhost:9092", "127.0.0.1:" + port));
+            }
+        }
+        assertThat(command).contains("s3stream.data.dir=" + volume.toAbsolutePath());
+        List<Path> image = listing(home);
+        command.addAll(List.of("--override", // a small WAL file, as above (the image keeps the 512 MiB default)
+                "s3stream.wal=blockdev://" + volume.toAbsolutePath() + "/wal.img?capacity=64MiB"));
+        serveAndStop(dir, port, command);
+        assertThat(volume.resolve("objects")).as("the data of the image lives in its volume").isDirectory();
+        assertThat(listing(home)).as("nothing written into the image (read-only to the user it runs as)")
+                .isEqualTo(image);
+    }
+
+    /** The arguments of a Dockerfile instruction in JSON (exec) form: {@code CMD ["a", "b"]}. */
+    private static List<String> jsonArray(String dockerfile, String instruction) {
+        Matcher m = Pattern.compile("(?m)^" + instruction + " \\[(.*)]$").matcher(dockerfile);
+        assertThat(m.find()).as("%s in exec form", instruction).isTrue();
+        List<String> args = new ArrayList<>();
+        Matcher arg = Pattern.compile("\"([^\"]*)\"").matcher(m.group(1));
+        while (arg.find()) {
+            args.add(arg.group(1));
+        }
+        return args;
+    }
+
+    private static List<Path> listing(Path dir) throws Exception {
+        try (Stream<Path> files = Files.walk(dir)) {
+            return files.sorted().toList();
+        }
+    }
+
+    /** Unpacks target/s3stream-kafka-shell-<version>.tar.gz into {@code dir}; returns its top directory. */
+    private static Path unpack(Path dir) throws Exception {
+        Path tarball;
+        try (Stream<Path> files = Files.list(Path.of("target"))) {
+            tarball = files.filter(p -> p.getFileName().toString().matches("s3stream-kafka-shell-.*\\.tar\\.gz"))
+                    .findFirst().orElseThrow(() -> new AssertionError("no distribution in target/: run package first"));
+        }
+        Path into = Files.createDirectory(dir.resolve("unpacked"));
+        Process untar = new ProcessBuilder("tar", "xzf", tarball.toAbsolutePath().toString(), "-C", into.toString())
+                .inheritIO().start();
+        assertThat(untar.waitFor()).isZero();
+        try (Stream<Path> entries = Files.list(into)) {
+            return entries.findFirst().orElseThrow();
+        }
+    }
+
+    /**
+     * Runs {@code command} with nothing but a JDK, waits until it listens on {@code port}, produces ten records with
+     * a Java client and reads them back, then stops it with SIGTERM and checks that it shut down cleanly.
+     */
+    private static void serveAndStop(Path dir, int port, List<String> command) throws Exception {
+        Path log = dir.resolve("shell.log");
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
         pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
         pb.environment().put("PATH", "/usr/bin:/bin"); // nothing of this build on the path: only the JDK it is given
         Process shell = pb.start();
@@ -82,7 +151,6 @@ class DistributionIT {
                 }
             }
             assertThat(read).containsExactly("v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9");
-            assertThat(home.resolve("data/objects")).as("s3stream.data.dir=data of config/server.properties").isDirectory();
         } finally {
             shell.destroy(); // SIGTERM: a clean shutdown
             assertThat(shell.waitFor(60, TimeUnit.SECONDS)).as("stopped on SIGTERM: %s", Files.readString(log))
