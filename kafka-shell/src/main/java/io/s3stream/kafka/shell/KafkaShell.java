@@ -85,6 +85,8 @@ public final class KafkaShell implements AutoCloseable {
     private final EventLoopGroup workers;
     /** The TLS contexts of the SSL and SASL_SSL listeners, which follow their store files. */
     private final List<ReloadingTls> tlsContexts = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The SASL set-ups of the listeners (OAUTHBEARER's refreshes its keys until closed). */
+    private final List<SaslAuthentication> saslSetups = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** One server channel per listener, in the order of {@code listeners}. */
     private final List<Channel> servers;
     /** The bound port of each listener, by name. */
@@ -303,6 +305,9 @@ public final class KafkaShell implements AutoCloseable {
         }
         SaslAuthentication sasl = protocol.startsWith("SASL_")
                 ? SaslAuthentication.fromConfig(listener.name(), k -> config.get(k, null), scram) : null;
+        if (sasl != null) {
+            saslSetups.add(sasl);
+        }
         InetSocketAddress address = new InetSocketAddress(listener.host(), listener.port());
         try {
             return new ServerBootstrap().group(boss, workers).channel(NioServerSocketChannel.class)
@@ -472,6 +477,7 @@ public final class KafkaShell implements AutoCloseable {
         }
         closed = true;
         servers.forEach(server -> server.close().syncUninterruptibly());
+        saslSetups.forEach(SaslAuthentication::close);
         membership.close();
         try {
             balancer.forget(config.nodeId());

@@ -12,8 +12,17 @@ import org.apache.kafka.common.requests.SaslAuthenticateRequest;
 import org.apache.kafka.common.requests.SaslAuthenticateResponse;
 import org.apache.kafka.common.requests.SaslHandshakeRequest;
 import org.apache.kafka.common.requests.SaslHandshakeResponse;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.SaslConfigs;
+import org.apache.kafka.common.config.internals.BrokerSecurityConfigs;
 import org.apache.kafka.common.security.JaasContext;
+import org.apache.kafka.common.security.auth.AuthenticateCallbackHandler;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.authenticator.SaslInternalConfigs;
+import org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule;
+import org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler;
+import org.apache.kafka.common.security.oauthbearer.internals.OAuthBearerSaslServer;
 import org.apache.kafka.common.security.plain.PlainAuthenticateCallback;
 import org.apache.kafka.common.security.plain.internals.PlainSaslServer;
 import org.apache.kafka.common.security.scram.ScramCredentialCallback;
@@ -45,21 +54,70 @@ import java.util.function.Function;
  *
  * <p>Kafka's own {@link PlainSaslServer} parses the tokens; this class supplies the password check (a constant-time
  * comparison). Passwords are kept as UTF-8 bytes in memory and never logged or answered.
+ *
+ * <p>OAUTHBEARER (KIP-255, KIP-768) takes tokens from an identity provider: Kafka's {@link OAuthBearerSaslServer}
+ * with its JWKS-validating {@link OAuthBearerValidatorCallbackHandler}, configured with Kafka's keys
+ * ({@code sasl.oauthbearer.jwks.endpoint.url}, expected audience and issuer, claim names, clock skew, refresh), per
+ * listener as {@code listener.name.<listener>.oauthbearer.<key>} or broker-wide. The principal is the token's
+ * subject; with {@code connections.max.reauth.ms} a session also ends when its token expires, as in Kafka. Unsecured
+ * (unsigned) tokens are never accepted: without a JWKS endpoint the listener does not start.
  */
-public final class SaslAuthentication {
+public final class SaslAuthentication implements AutoCloseable {
     public static final String PLAIN = "PLAIN";
+    public static final String OAUTHBEARER = "OAUTHBEARER";
+    /** The settings of Kafka's token validation this class passes on. */
+    private static final List<String> OAUTH_KEYS = List.of(SaslConfigs.SASL_OAUTHBEARER_JWKS_ENDPOINT_URL,
+            SaslConfigs.SASL_OAUTHBEARER_JWKS_ENDPOINT_REFRESH_MS,
+            SaslConfigs.SASL_OAUTHBEARER_JWKS_ENDPOINT_RETRY_BACKOFF_MS,
+            SaslConfigs.SASL_OAUTHBEARER_JWKS_ENDPOINT_RETRY_BACKOFF_MAX_MS,
+            SaslConfigs.SASL_OAUTHBEARER_EXPECTED_AUDIENCE, SaslConfigs.SASL_OAUTHBEARER_EXPECTED_ISSUER,
+            SaslConfigs.SASL_OAUTHBEARER_SCOPE_CLAIM_NAME, SaslConfigs.SASL_OAUTHBEARER_SUB_CLAIM_NAME,
+            SaslConfigs.SASL_OAUTHBEARER_CLOCK_SKEW_SECONDS);
+    /**
+     * Kafka's validator logs each refused token at WARNING with a stack trace and, for a bad signature, the whole
+     * token (a credential, for a token meant for another service). Its records are replaced by one line without
+     * either, at most one per 10 s. Held here: java.util.logging keeps loggers weakly.
+     */
+    private static final java.util.logging.Logger VALIDATOR_LOG =
+            java.util.logging.Logger.getLogger(OAuthBearerValidatorCallbackHandler.class.getName());
+    private static final RateLimitedLog TOKEN_REFUSED = new RateLimitedLog(
+            System.getLogger(SaslAuthentication.class.getName()), System.Logger.Level.WARNING,
+            java.util.concurrent.TimeUnit.SECONDS.toNanos(10));
+    /** Three base64url parts joined by dots: a JWT (or JWS) in a message. */
+    private static final java.util.regex.Pattern TOKEN =
+            java.util.regex.Pattern.compile("[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]*");
+
+    static {
+        VALIDATOR_LOG.setFilter(record -> {
+            if (record.getLevel().intValue() < java.util.logging.Level.WARNING.intValue()) {
+                return true;
+            }
+            String message = record.getMessage() == null ? "" : record.getMessage();
+            TOKEN_REFUSED.log(() -> "OAUTHBEARER token refused: " + withoutTokens(message));
+            return false;
+        });
+    }
+
+    /** {@code message} with every token-shaped string replaced. */
+    static String withoutTokens(String message) {
+        return TOKEN.matcher(message).replaceAll("<token>");
+    }
+
     private final List<String> mechanisms;
     private final Map<String, byte[]> passwords;
     private final ScramCredentials scram;
     /** connections.max.reauth.ms per mechanism; absent or 0: sessions do not expire. */
     private final Map<String, Long> reauthMs;
+    /** Validates OAUTHBEARER tokens against the JWKS endpoint's keys; null when the mechanism is off. */
+    private final AuthenticateCallbackHandler oauthValidator;
 
     private SaslAuthentication(List<String> mechanisms, Map<String, byte[]> passwords, ScramCredentials scram,
-                               Map<String, Long> reauthMs) {
+                               Map<String, Long> reauthMs, AuthenticateCallbackHandler oauthValidator) {
         this.mechanisms = mechanisms;
         this.passwords = passwords;
         this.scram = scram;
         this.reauthMs = reauthMs;
+        this.oauthValidator = oauthValidator;
     }
 
     /**
@@ -98,8 +156,8 @@ public final class SaslAuthentication {
      * The authentication of a listener named {@code listenerName}, from Kafka's settings as {@code setting} reads them.
      *
      * @param scram the SCRAM credentials (SCRAM-SHA-256 and SCRAM-SHA-512 users)
-     * @throws InvalidConfigException when a mechanism other than PLAIN and SCRAM is enabled, or PLAIN is and no JAAS
-     *                                config names a user
+     * @throws InvalidConfigException when a mechanism other than PLAIN, SCRAM and OAUTHBEARER is enabled, PLAIN is
+     *                                and no JAAS config names a user, or OAUTHBEARER is without a usable JWKS endpoint
      */
     public static SaslAuthentication fromConfig(String listenerName, Function<String, String> setting,
                                                 ScramCredentials scram) {
@@ -110,9 +168,9 @@ public final class SaslAuthentication {
             if (name.isEmpty()) {
                 continue;
             }
-            if (!name.equals(PLAIN) && !ScramMechanism.isScram(name)) {
+            if (!name.equals(PLAIN) && !name.equals(OAUTHBEARER) && !ScramMechanism.isScram(name)) {
                 throw new InvalidConfigException("sasl.enabled.mechanisms: " + name + " is not supported; "
-                        + "kafka-shell's SASL listeners offer PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (issue 19)");
+                        + "kafka-shell's SASL listeners offer PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER");
             }
             mechanisms.add(name);
         }
@@ -120,9 +178,14 @@ public final class SaslAuthentication {
             throw new InvalidConfigException("sasl.enabled.mechanisms names no mechanism");
         }
         Map<String, Long> reauth = reauthMs(listenerName, mechanisms, setting);
-        if (!mechanisms.contains(PLAIN)) {
-            return new SaslAuthentication(List.copyOf(mechanisms), Map.of(), scram, reauth);
-        }
+        Map<String, byte[]> passwords = mechanisms.contains(PLAIN) ? plainPasswords(listenerName, setting) : Map.of();
+        AuthenticateCallbackHandler oauth = mechanisms.contains(OAUTHBEARER) ? oauthValidator(listenerName, setting)
+                : null;
+        return new SaslAuthentication(List.copyOf(mechanisms), passwords, scram, reauth, oauth);
+    }
+
+    /** The PLAIN users of the listener's JAAS config. */
+    private static Map<String, byte[]> plainPasswords(String listenerName, Function<String, String> setting) {
         String key = "listener.name." + listenerName.toLowerCase(java.util.Locale.ROOT) + ".plain.sasl.jaas.config";
         String jaas = setting.apply(key);
         if (jaas == null) {
@@ -153,7 +216,68 @@ public final class SaslAuthentication {
         if (passwords.isEmpty()) {
             throw new InvalidConfigException(key + " defines no user (options user_<name>=\"<password>\")");
         }
-        return new SaslAuthentication(List.copyOf(mechanisms), Map.copyOf(passwords), scram, reauth);
+        return Map.copyOf(passwords);
+    }
+
+    /**
+     * Kafka's JWKS-validating callback handler, configured from the listener's OAUTHBEARER settings. Kafka 4 lets a
+     * JVM fetch keys only from URLs listed in the system property {@code org.apache.kafka.sasl.oauthbearer.allowed.urls};
+     * when it is unset, it is set to the configured endpoint (the shell reads its SASL settings only from its
+     * properties at start, so no client can make it fetch another URL). A JWKS endpoint that cannot be read or whose
+     * answer holds no key fails the start, naming the setting.
+     */
+    private static AuthenticateCallbackHandler oauthValidator(String listenerName, Function<String, String> setting) {
+        String prefix = "listener.name." + listenerName.toLowerCase(java.util.Locale.ROOT) + ".oauthbearer.";
+        String handler = setting.apply(prefix + "sasl.server.callback.handler.class");
+        if (handler == null) {
+            handler = setting.apply("sasl.server.callback.handler.class");
+        }
+        if (handler != null && !handler.trim().equals(OAuthBearerValidatorCallbackHandler.class.getName())) {
+            throw new InvalidConfigException("sasl.server.callback.handler.class: " + handler.trim() + " is not "
+                    + "supported; OAUTHBEARER tokens are validated by " + OAuthBearerValidatorCallbackHandler.class
+                    .getName() + " against sasl.oauthbearer.jwks.endpoint.url (no plug-ins are loaded)");
+        }
+        Map<String, Object> raw = new HashMap<>();
+        for (String key : OAUTH_KEYS) {
+            String v = setting.apply(prefix + key);
+            if (v == null) {
+                v = setting.apply(key);
+            }
+            if (v != null) {
+                raw.put(key, v.trim());
+            }
+        }
+        Object jwks = raw.get(SaslConfigs.SASL_OAUTHBEARER_JWKS_ENDPOINT_URL);
+        if (jwks == null || jwks.toString().isEmpty()) {
+            throw new InvalidConfigException("listener " + listenerName + " enables OAUTHBEARER but "
+                    + SaslConfigs.SASL_OAUTHBEARER_JWKS_ENDPOINT_URL + " is not set: kafka-shell validates tokens "
+                    + "against the identity provider's keys and never accepts unsigned tokens");
+        }
+        String allowed = BrokerSecurityConfigs.ALLOWED_SASL_OAUTHBEARER_URLS_CONFIG;
+        if (System.getProperty(allowed) == null) {
+            System.setProperty(allowed, jwks.toString());
+        }
+        ConfigDef def = new ConfigDef();
+        SaslConfigs.addClientSaslSupport(def);
+        OAuthBearerValidatorCallbackHandler validator = new OAuthBearerValidatorCallbackHandler();
+        try {
+            validator.configure(def.parse(raw), OAUTHBEARER, List.of(new AppConfigurationEntry(
+                    OAuthBearerLoginModule.class.getName(), AppConfigurationEntry.LoginModuleControlFlag.REQUIRED,
+                    Map.of())));
+        } catch (ConfigException | IllegalArgumentException | IllegalStateException e) {
+            validator.close();
+            throw new InvalidConfigException("listener " + listenerName + ": OAUTHBEARER validation cannot start: "
+                    + e.getMessage());
+        }
+        return validator;
+    }
+
+    /** Stops the OAUTHBEARER key refresh, if any. */
+    @Override
+    public void close() {
+        if (oauthValidator != null) {
+            oauthValidator.close();
+        }
     }
 
     /** The users that may authenticate (for logs: names only). */
@@ -214,6 +338,8 @@ public final class SaslAuthentication {
             this.mechanism = mechanism;
             if (mechanism.equals(PLAIN)) {
                 server = new PlainSaslServer(this::check);
+            } else if (mechanism.equals(OAUTHBEARER)) {
+                server = new OAuthBearerSaslServer(oauthValidator);
             } else {
                 ScramMechanism m = ScramMechanism.forMechanismName(mechanism);
                 try {
@@ -248,6 +374,7 @@ public final class SaslAuthentication {
                 if (server.isComplete()) {
                     KafkaPrincipal authenticated = new KafkaPrincipal(KafkaPrincipal.USER_TYPE,
                             server.getAuthorizationID());
+                    javax.security.sasl.SaslServer completed = server;
                     server = null;
                     if (principal != null && !principal.equals(authenticated)) {
                         failed = true; // as Kafka: re-authentication may not change who the connection is
@@ -257,6 +384,11 @@ public final class SaslAuthentication {
                     }
                     principal = authenticated;
                     long lifetimeMs = reauthMs.getOrDefault(mechanism, 0L);
+                    if (lifetimeMs > 0 && completed.getNegotiatedProperty(
+                            SaslInternalConfigs.CREDENTIAL_LIFETIME_MS_SASL_NEGOTIATED_PROPERTY_KEY) instanceof Long end) {
+                        // A token's session ends when the token does (Kafka: only with re-authentication on).
+                        lifetimeMs = Math.max(1, Math.min(lifetimeMs, end - System.currentTimeMillis()));
+                    }
                     expires = lifetimeMs > 0;
                     if (expires) {
                         expiresAtNanos = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(lifetimeMs);
