@@ -67,3 +67,4 @@ for job, rs in by.items():
     print(f'| {job} | {med(r["iops"] for r in rs)} | {med(r["mb_s"] for r in rs)} | {med(r["p50_us"] for r in rs)} | '
           f'{med(r["p99_us"] for r in rs)} | {ls[0]:.1f}-{ls[-1]:.1f} |')
 PY
+plot "$TSV" "$RUN/fio.svg" "fio vs wal-blockdev, $(date -u +%Y-%m-%d)"

@@ -5,8 +5,10 @@ the throughput of every round, so that the spread between rounds is visible next
     benchmarks/compare/plot.py <results.tsv> <out.svg> [title]
 
 The TSV needs the columns round, rec_s, p50_ms, p99_ms, p999_ms and one or two key columns naming the system
-(system and test as written by shell-ab.sh and produce-consume.sh; wal as written by shell-wal.sh). Needs matplotlib (pip install
-matplotlib; bin/test's virtual environment does not include it).
+(system and test as written by shell-ab.sh and produce-consume.sh; wal as written by shell-wal.sh). fio.sh's TSV
+(columns job, mb_s, iops) gets its own picture: the median MB/s of every fio job and WAL configuration side by side,
+the spread between rounds as error bars. Needs matplotlib (pip install matplotlib; bin/test's virtual environment
+does not include it).
 """
 import csv
 import statistics
@@ -19,7 +21,37 @@ import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 
+def fio(rows, out, title):
+    """fio.sh: MB/s per job (fio: the device; wal-*: WalAppendBenchmark), medians with min-max over rounds."""
+    jobs = list(dict.fromkeys(r['job'] for r in rows))
+    fig, ax = plt.subplots(figsize=(10, 0.35 * len(jobs) + 2))
+    for i, job in enumerate(jobs):
+        vals = sorted(float(r['mb_s']) for r in rows if r['job'] == job)
+        med = statistics.median(vals)
+        wal = job.startswith('wal-')
+        ax.barh(i, med, xerr=[[med - vals[0]], [vals[-1] - med]], color='tab:orange' if wal else 'tab:blue',
+                label=None)
+        ax.text(vals[-1], i, '  %s MB/s' % format(med, ',.0f'), va='center', fontsize=7)
+    from matplotlib.patches import Patch
+    ax.legend(handles=[Patch(color='tab:blue', label='fio, O_DIRECT|O_DSYNC sequential writes'),
+                       Patch(color='tab:orange', label='wal-blockdev (WalAppendBenchmark)')],
+              fontsize=8, loc='upper center', bbox_to_anchor=(0.5, -0.12), ncol=2)
+    ax.set_yticks(range(len(jobs)), jobs, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale('log')
+    ax.set_xlabel('MB/s (median over rounds; bars: min-max)')
+    ax.set_xlim(right=ax.get_xlim()[1] * 2)  # room for the labels
+    loads = [float(r['load']) for r in rows if r.get('load')]
+    fig.suptitle('%s (load %.2f-%.2f)' % (title, min(loads), max(loads)) if loads else title)
+    fig.tight_layout()
+    fig.savefig(out)
+
+
 def main(tsv, out, title):
+    with open(tsv) as f:
+        raw = list(csv.DictReader(f, delimiter='\t'))
+    if raw and 'job' in raw[0] and 'mb_s' in raw[0]:
+        return fio(raw, out, title)
     with open(tsv) as f:
         # Rows without latencies (produce-consume's consume test) are left out.
         rows = [r for r in csv.DictReader(f, delimiter='\t')
