@@ -9,6 +9,11 @@ import java.util.concurrent.CompletableFuture;
  * example topic partition → stream id, topic configs, consumer-group offsets). Every node sharing the object store
  * sees the same space; changes are durable once their future completes. Meant for kilobytes per key and thousands of
  * keys, not for bulk data: put bulk data in streams.
+ *
+ * <p>Changes are fenced like appends: a node that has been fenced (a newer instance registered with its node id, or
+ * another node took over its WAL) but still runs, paused or cut off, gets {@link NodeFencedException} from
+ * {@link #put}, {@link #delete} and {@link #compareAndSet} and changes nothing, so it cannot overwrite what its
+ * successor wrote. Reads are not fenced.
  */
 public interface KeyValues {
 

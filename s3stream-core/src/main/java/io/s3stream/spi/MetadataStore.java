@@ -110,6 +110,23 @@ public interface MetadataStore extends AutoCloseable {
      */
     CompletableFuture<Boolean> compareAndSetKv(String key, byte[] expected, byte[] value);
 
+    /**
+     * {@link #putKv(String, byte[])} on behalf of node {@code nodeId} at {@code nodeEpoch}: fails with
+     * {@link io.s3stream.NodeFencedException} and changes nothing once a newer instance registered with that node id
+     * (a restart, or another node taking over its WAL). An engine writes its key-value space this way, so that a
+     * fenced node that still runs (paused, partitioned) cannot overwrite what its successor wrote.
+     */
+    CompletableFuture<Void> putKv(long nodeId, long nodeEpoch, String key, byte[] value);
+
+    /** {@link #deleteKv(String)} on behalf of a node, fenced as {@link #putKv(long, long, String, byte[])}. */
+    CompletableFuture<Void> deleteKv(long nodeId, long nodeEpoch, String key);
+
+    /**
+     * {@link #compareAndSetKv(String, byte[], byte[])} on behalf of a node, fenced as
+     * {@link #putKv(long, long, String, byte[])}: a fenced node gets the exception, not {@code false}.
+     */
+    CompletableFuture<Boolean> compareAndSetKv(long nodeId, long nodeEpoch, String key, byte[] expected, byte[] value);
+
     @Override
     void close();
 }

@@ -1186,6 +1186,35 @@ public abstract class MetadataStoreContractTest {
         }
 
         @Test
+        void changesByAFencedNodeFailAndChangeNothing() {
+            join(store.putKv(NODE_A, epochA, "offsets/g/t/0", new byte[] {1}));
+            assertTrue(join(store.compareAndSetKv(NODE_A, epochA, "lease", null, new byte[] {1})));
+            assertFalse(join(store.compareAndSetKv(NODE_A, epochA, "lease", null, new byte[] {2})), "a mismatch is false");
+            long newer = join(store.registerNode(NODE_A)); // restarted elsewhere, or its WAL taken over
+            join(store.putKv(NODE_A, newer, "offsets/g/t/0", new byte[] {5}));
+            // The old instance, still running, cannot write over its successor, nor delete or swap anything.
+            assertFails(NodeFencedException.class,
+                    () -> store.putKv(NODE_A, epochA, "offsets/g/t/0", new byte[] {2}), "" + NODE_A, "" + newer);
+            assertFails(NodeFencedException.class, () -> store.deleteKv(NODE_A, epochA, "lease"), "" + NODE_A);
+            assertFails(NodeFencedException.class,
+                    () -> store.compareAndSetKv(NODE_A, epochA, "lease", new byte[] {1}, null), "" + NODE_A);
+            assertFails(NodeFencedException.class,
+                    () -> store.compareAndSetKv(NODE_A, epochA, "lease", new byte[] {9}, null), "" + NODE_A);
+            assertArrayEquals(new byte[] {5}, join(store.getKv("offsets/g/t/0")).orElseThrow());
+            assertArrayEquals(new byte[] {1}, join(store.getKv("lease")).orElseThrow());
+            // Other nodes and unfenced writers are unaffected; an epoch never issued or a node never registered is
+            // a conflict, not a fence.
+            join(store.putKv(NODE_B, epochB, "other", new byte[] {3}));
+            join(store.deleteKv(NODE_A, newer, "lease"));
+            assertEquals(Optional.empty(), join(store.getKv("lease")));
+            assertFails(MetadataConflictException.class,
+                    () -> store.putKv(NODE_A, newer + 1, "x", new byte[] {1}), "never issued");
+            assertFails(MetadataConflictException.class,
+                    () -> store.putKv(987_654, 1, "x", new byte[] {1}), "not registered");
+            assertEquals(Optional.empty(), join(store.getKv("x")));
+        }
+
+        @Test
         void concurrentCompareAndSetHasExactlyOneWinner() throws Exception {
             int threads = 8;
             java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);

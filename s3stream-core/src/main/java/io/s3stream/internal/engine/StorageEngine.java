@@ -83,7 +83,7 @@ public final class StorageEngine implements AutoCloseable {
         this.metadata = metadata;
         this.nodeEpoch = nodeEpoch;
         this.wal = wal;
-        this.keyValues = new ManifestKeyValues(metadata);
+        this.keyValues = new ManifestKeyValues(metadata, config.nodeId(), nodeEpoch);
         this.logCache = new LogCache(budgets.logCacheBytes());
         this.blockCache = BlockCache.create(budgets.blockCacheBytes(), budgets.readAheadBytes());
         this.readAhead = new ReadAhead(Math.min(budgets.readAheadMaxWindowBytes(), 2 * config.objectBlockSizeBytes()),
@@ -440,8 +440,12 @@ public final class StorageEngine implements AutoCloseable {
         objects.close();
     }
 
-    /** {@link KeyValues} over the manifest's key-value space. */
-    private record ManifestKeyValues(MetadataStore metadata) implements KeyValues {
+    /**
+     * {@link KeyValues} over the manifest's key-value space. Changes are made as this node at its epoch, so once this
+     * node is fenced (restarted elsewhere, or its WAL taken over) they fail with {@link io.s3stream.NodeFencedException}
+     * instead of overwriting what its successor wrote.
+     */
+    private record ManifestKeyValues(MetadataStore metadata, long nodeId, long nodeEpoch) implements KeyValues {
         @Override
         public CompletableFuture<java.util.Optional<byte[]>> get(String key) {
             return metadata.getKv(key);
@@ -449,12 +453,12 @@ public final class StorageEngine implements AutoCloseable {
 
         @Override
         public CompletableFuture<Void> put(String key, byte[] value) {
-            return metadata.putKv(key, value);
+            return metadata.putKv(nodeId, nodeEpoch, key, value);
         }
 
         @Override
         public CompletableFuture<Void> delete(String key) {
-            return metadata.deleteKv(key);
+            return metadata.deleteKv(nodeId, nodeEpoch, key);
         }
 
         @Override
@@ -464,7 +468,7 @@ public final class StorageEngine implements AutoCloseable {
 
         @Override
         public CompletableFuture<Boolean> compareAndSet(String key, byte[] expected, byte[] value) {
-            return metadata.compareAndSetKv(key, expected, value);
+            return metadata.compareAndSetKv(nodeId, nodeEpoch, key, expected, value);
         }
     }
 

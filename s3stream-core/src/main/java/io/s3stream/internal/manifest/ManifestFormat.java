@@ -102,6 +102,8 @@ final class ManifestFormat {
     private static final byte T_DELETE_KV = 11;
     private static final byte T_CAS_KV = 12;
     private static final byte T_COMMIT_OBJECTS_V2 = 13;
+    /** A key-value change by a node: node id, node epoch, then the change itself (one of the three KV types). */
+    private static final byte T_BY_NODE = 14;
 
     private ManifestFormat() {
     }
@@ -217,6 +219,10 @@ final class ManifestFormat {
                 out.string(o.key());
                 out.bytes(o.expected());
                 out.bytes(o.value());
+            }
+            case ManifestOp.ByNode o -> {
+                b.put(T_BY_NODE).putLong(o.nodeId()).putLong(o.nodeEpoch());
+                writeOp(out, o.op());
             }
         }
     }
@@ -465,6 +471,16 @@ final class ManifestFormat {
             case T_PUT_KV -> new ManifestOp.PutKv(readString(b), readBytes(b));
             case T_DELETE_KV -> new ManifestOp.DeleteKv(readString(b));
             case T_CAS_KV -> new ManifestOp.CompareAndSetKv(readString(b), readBytes(b), readBytes(b));
+            case T_BY_NODE -> {
+                long nodeId = b.getLong();
+                long nodeEpoch = b.getLong();
+                ManifestOp change = readOp(b, key);
+                try {
+                    yield new ManifestOp.ByNode(nodeId, nodeEpoch, change);
+                } catch (IllegalArgumentException e) {
+                    throw new CorruptDataException("manifest entry " + key + ": " + e.getMessage());
+                }
+            }
             default -> throw new CorruptDataException("manifest entry " + key + " holds unknown operation type " + type
                     + " at byte " + (b.position() - 1));
         };

@@ -311,7 +311,9 @@ public final class ManifestMetadataStore implements MetadataStore {
                 }
                 throw refused;
             }
-            if (op instanceof ManifestOp.CompareAndSetKv && !((Boolean) checked)) {
+            if ((op instanceof ManifestOp.CompareAndSetKv
+                    || op instanceof ManifestOp.ByNode b && b.op() instanceof ManifestOp.CompareAndSetKv)
+                    && !((Boolean) checked)) {
                 if (!confirmed) {
                     confirmed = true;
                     if (refresh() > 0) {
@@ -594,6 +596,32 @@ public final class ManifestMetadataStore implements MetadataStore {
         }
         return commit(new ManifestOp.CompareAndSetKv(key, expected == null ? null : expected.clone(),
                 value == null ? null : value.clone()), Boolean.class);
+    }
+
+    @Override
+    public CompletableFuture<Void> putKv(long nodeId, long nodeEpoch, String key, byte[] value) {
+        if (key == null || value == null) {
+            return CompletableFuture.failedFuture(new NullPointerException(key == null ? "key" : "value"));
+        }
+        return commit(new ManifestOp.ByNode(nodeId, nodeEpoch, new ManifestOp.PutKv(key, value.clone())), Void.class);
+    }
+
+    @Override
+    public CompletableFuture<Void> deleteKv(long nodeId, long nodeEpoch, String key) {
+        if (key == null) {
+            return CompletableFuture.failedFuture(new NullPointerException("key"));
+        }
+        return commit(new ManifestOp.ByNode(nodeId, nodeEpoch, new ManifestOp.DeleteKv(key)), Void.class);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> compareAndSetKv(long nodeId, long nodeEpoch, String key, byte[] expected,
+                                                      byte[] value) {
+        if (key == null) {
+            return CompletableFuture.failedFuture(new NullPointerException("key"));
+        }
+        return commit(new ManifestOp.ByNode(nodeId, nodeEpoch, new ManifestOp.CompareAndSetKv(key,
+                expected == null ? null : expected.clone(), value == null ? null : value.clone())), Boolean.class);
     }
 
     // ================================================================================================ SPI: reads

@@ -241,6 +241,24 @@ public final class InMemoryMetadataStore implements MetadataStore {
         return call(() -> manifest.compareAndSetKv(key, expected, value));
     }
 
+    @Override
+    public CompletableFuture<Void> putKv(long nodeId, long nodeEpoch, String key, byte[] value) {
+        return run(() -> manifest.changeKvByNode(new ManifestOp.ByNode(nodeId, nodeEpoch,
+                new ManifestOp.PutKv(key, value))));
+    }
+
+    @Override
+    public CompletableFuture<Void> deleteKv(long nodeId, long nodeEpoch, String key) {
+        return run(() -> manifest.changeKvByNode(new ManifestOp.ByNode(nodeId, nodeEpoch, new ManifestOp.DeleteKv(key))));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> compareAndSetKv(long nodeId, long nodeEpoch, String key, byte[] expected,
+                                                      byte[] value) {
+        return call(() -> (Boolean) manifest.changeKvByNode(new ManifestOp.ByNode(nodeId, nodeEpoch,
+                new ManifestOp.CompareAndSetKv(key, expected, value))));
+    }
+
     /** Closes this handle; idempotent. The manifest (possibly shared with other handles) keeps its state. */
     @Override
     public void close() {

@@ -68,4 +68,18 @@ public sealed interface ManifestOp {
     /** {@link io.s3stream.spi.MetadataStore#compareAndSetKv}; {@code expected} or {@code value} may be null. */
     record CompareAndSetKv(String key, byte[] expected, byte[] value) implements ManifestOp {
     }
+
+    /**
+     * A key-value change made by a node ({@link io.s3stream.spi.MetadataStore#putKv(long, long, String, byte[])} and
+     * its siblings): applied only while {@code nodeEpoch} is the node's current epoch, so a node that was fenced (a
+     * restart elsewhere, or a takeover of its WAL) and still runs, paused or partitioned, cannot overwrite what its
+     * successor wrote.
+     */
+    record ByNode(long nodeId, long nodeEpoch, ManifestOp op) implements ManifestOp {
+        public ByNode {
+            if (!(op instanceof PutKv || op instanceof DeleteKv || op instanceof CompareAndSetKv)) {
+                throw new IllegalArgumentException("only key-value changes are made by a node, not " + op);
+            }
+        }
+    }
 }

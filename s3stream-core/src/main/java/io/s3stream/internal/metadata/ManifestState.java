@@ -167,6 +167,10 @@ public final class ManifestState {
                 yield null;
             }
             case ManifestOp.CompareAndSetKv o -> kv.compareAndSet(o.key(), o.expected(), o.value(), dryRun);
+            case ManifestOp.ByNode o -> {
+                checkNode(o.nodeId(), o.nodeEpoch());
+                yield dispatch(o.op(), dryRun);
+            }
         };
     }
 
@@ -655,6 +659,12 @@ public final class ManifestState {
     synchronized boolean compareAndSetKv(String key, byte[] expected, byte[] value) {
         expirePrepared();
         return kv.compareAndSet(key, expected, value, false);
+    }
+
+    /** A key-value change by a node (a {@link ManifestOp.ByNode}), as of now. */
+    synchronized Object changeKvByNode(ManifestOp.ByNode change) {
+        expirePrepared();
+        return dispatch(change, false);
     }
 
     // ---------------------------------------------------------------------------------------------- snapshots

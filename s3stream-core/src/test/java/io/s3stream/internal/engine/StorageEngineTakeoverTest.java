@@ -144,6 +144,14 @@ class StorageEngineTakeoverTest {
         }
         assertThatThrownBy(() -> other.append(RecordBatch.of(1, ByteBuffer.wrap(new byte[]{1}))).get(10, TimeUnit.SECONDS))
                 .hasRootCauseInstanceOf(NodeFencedException.class);
+        // Its key-value changes are fenced too: a paused owner that resumes cannot overwrite what the taker wrote.
+        two.keyValues().put("offsets/g/0", new byte[] {2}).get(10, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> one.keyValues().put("offsets/g/0", new byte[] {1}).get(10, TimeUnit.SECONDS))
+                .hasRootCauseInstanceOf(NodeFencedException.class);
+        assertThatThrownBy(() -> one.keyValues().compareAndSet("offsets/g/0", new byte[] {2}, null)
+                .get(10, TimeUnit.SECONDS)).hasRootCauseInstanceOf(NodeFencedException.class);
+        assertThat(two.keyValues().get("offsets/g/0").get(10, TimeUnit.SECONDS)).hasValueSatisfying(
+                v -> assertThat(v).containsExactly(2));
 
         Stream moved = two.openStream(stream.streamId(), stream.epoch() + 1).get(10, TimeUnit.SECONDS);
         assertThat(moved.confirmedOffset()).as("(seed " + seed + ")").isGreaterThanOrEqualTo(

@@ -95,6 +95,21 @@ class ManifestFormatTest {
                 ManifestFormat.decodeEntry(ManifestFormat.encodeEntry(kv), "k", 1).ops().getFirst();
         assertThat(cas.expected()).isNull();
         assertThat(cas.value()).containsExactly(1);
+        // Key-value changes made by a node carry its id and epoch, around the change itself.
+        ManifestFormat.Entry byNode = new ManifestFormat.Entry(2, 5, 6, Instant.EPOCH, List.of(
+                new ManifestOp.ByNode(7, 3, new ManifestOp.PutKv("p", new byte[] {4, 5})),
+                new ManifestOp.ByNode(7, 3, new ManifestOp.DeleteKv("d")),
+                new ManifestOp.ByNode(8, 1, new ManifestOp.CompareAndSetKv("c", new byte[] {1}, null))));
+        List<ManifestOp> decoded = ManifestFormat.decodeEntry(ManifestFormat.encodeEntry(byNode), "k", 2).ops();
+        assertThat(decoded).hasSize(3).allSatisfy(op -> assertThat(op).isInstanceOf(ManifestOp.ByNode.class));
+        ManifestOp.ByNode put = (ManifestOp.ByNode) decoded.get(0);
+        assertThat(put.nodeId()).isEqualTo(7);
+        assertThat(put.nodeEpoch()).isEqualTo(3);
+        assertThat(((ManifestOp.PutKv) put.op()).value()).containsExactly(4, 5);
+        assertThat(decoded.get(1)).isEqualTo(byNode.ops().get(1));
+        ManifestOp.CompareAndSetKv swap = (ManifestOp.CompareAndSetKv) ((ManifestOp.ByNode) decoded.get(2)).op();
+        assertThat(swap.expected()).containsExactly(1);
+        assertThat(swap.value()).isNull();
     }
 
     /** A version-1 entry (written before adopted objects and WAL positions existed) still decodes. */

@@ -121,7 +121,18 @@ public final class ClusterMembership implements AutoCloseable {
     private void renew() {
         long started = System.nanoTime();
         byte[] next = lease(incarnation, counter + 1);
-        if (kv.compareAndSet(LEASE_PREFIX + nodeId, myLease, next).join()) {
+        boolean renewed;
+        try {
+            renewed = kv.compareAndSet(LEASE_PREFIX + nodeId, myLease, next).join();
+        } catch (java.util.concurrent.CompletionException e) {
+            if (!(e.getCause() instanceof io.s3stream.NodeFencedException fencedBy)) {
+                throw e;
+            }
+            // The store refuses this node's writes: a survivor registered its node id anew to take over its WAL.
+            fence("its node epoch was fenced: " + fencedBy.getMessage());
+            return;
+        }
+        if (renewed) {
             myLease = next;
             counter++;
             lastRenewStartedNanos = started;
@@ -134,8 +145,11 @@ public final class ClusterMembership implements AutoCloseable {
             return;
         }
         Optional<byte[]> now = kv.get(LEASE_PREFIX + nodeId).join();
-        String why = now.isEmpty() ? "its lease was removed" : "its lease now reads '"
-                + new String(now.get(), StandardCharsets.UTF_8) + "'";
+        fence(now.isEmpty() ? "its lease was removed" : "its lease now reads '"
+                + new String(now.get(), StandardCharsets.UTF_8) + "'");
+    }
+
+    private void fence(String why) {
         fenced = true;
         LOG.log(System.Logger.Level.ERROR, "node {0} was taken over by another shell ({1}): it is fenced, stops "
                 + "serving and exits; restart it to rejoin as a new member", nodeId, why);

@@ -327,8 +327,32 @@ public final class GroupApis implements ApiFamily {
                 }
                 out.topics().add(rt);
             }
-            return groups.commit(d.groupId(), commits).thenApply(v -> (AbstractResponse) new OffsetCommitResponse(out));
+            return groups.commit(d.groupId(), commits).handle((v, error) -> {
+                if (error != null && !fenced(error)) {
+                    throw error instanceof java.util.concurrent.CompletionException c ? c
+                            : new java.util.concurrent.CompletionException(error);
+                }
+                if (error != null) {
+                    // This shell was fenced (a survivor took over its WAL, and with it the group): nothing was
+                    // written; the client finds the new coordinator and commits there.
+                    out.topics().forEach(t -> t.partitions().forEach(p -> {
+                        if (p.errorCode() == Errors.NONE.code()) {
+                            p.setErrorCode(Errors.NOT_COORDINATOR.code());
+                        }
+                    }));
+                }
+                return (AbstractResponse) new OffsetCommitResponse(out);
+            });
         });
+    }
+
+    private static boolean fenced(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t instanceof io.s3stream.NodeFencedException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
