@@ -7,7 +7,7 @@ the throughput of every round, so that the spread between rounds is visible next
 The TSV needs the columns round, rec_s, p50_ms, p99_ms, p999_ms and one or two key columns naming the system
 (system and test as written by shell-ab.sh and produce-consume.sh; wal as written by shell-wal.sh). fio.sh's TSV
 (columns job, mb_s, iops) gets its own picture: the median MB/s of every fio job and WAL configuration side by side,
-the spread between rounds as error bars. Needs matplotlib (pip install matplotlib; bin/test's virtual environment
+the spread between rounds as error bars; soak.sh's samples (column rss_mb) one panel per resource over time. Needs matplotlib (pip install matplotlib; bin/test's virtual environment
 does not include it).
 """
 import csv
@@ -47,11 +47,31 @@ def fio(rows, out, title):
     fig.savefig(out)
 
 
+def soak(rows, out, title):
+    """soak.sh: the shell's resources over the run, one panel each."""
+    minutes = [float(r['minute']) for r in rows]
+    panels = (('rss_mb', 'RSS, MiB'), ('cache_mb', 'engine caches (direct), MiB'), ('threads', 'threads'),
+              ('fds', 'open files'), ('manifest_kb', 'manifest, KiB'), ('objects_mb', 'objects, MiB'))
+    fig, axes = plt.subplots(2, 3, figsize=(13, 6.5))
+    for ax, (col, label) in zip(axes.flat, panels):
+        ax.plot(minutes, [float(r[col]) if r[col] not in ('', 'NaN', 'nan') else float('nan') for r in rows],
+                linewidth=1)
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel('minute', fontsize=8)
+        ax.set_ylim(bottom=0)
+        ax.axvspan(0, max(minutes) / 3, color='0.92', zorder=0)  # warm-up, not judged
+    fig.suptitle(title + ' (grey: warm-up, not judged for growth)')
+    fig.tight_layout()
+    fig.savefig(out)
+
+
 def main(tsv, out, title):
     with open(tsv) as f:
         raw = list(csv.DictReader(f, delimiter='\t'))
     if raw and 'job' in raw[0] and 'mb_s' in raw[0]:
         return fio(raw, out, title)
+    if raw and 'rss_mb' in raw[0]:
+        return soak(raw, out, title)
     with open(tsv) as f:
         # Rows without latencies (produce-consume's consume test) are left out.
         rows = [r for r in csv.DictReader(f, delimiter='\t')
