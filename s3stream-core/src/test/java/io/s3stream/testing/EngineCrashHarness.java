@@ -398,12 +398,22 @@ public abstract class EngineCrashHarness {
         return Long.parseLong(WAL_CAPACITY.replace("MiB", "")) << 20;
     }
 
+    /**
+     * Regular files under {@code dir}, counted while the child writes there: a file or directory that vanishes under
+     * the walk (a temporary file renamed into place, an object deleted) starts the count over.
+     */
     private static long countFiles(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return 0;
-        }
-        try (var files = Files.walk(dir)) {
-            return files.filter(Files::isRegularFile).count();
+        for (int attempt = 0; ; attempt++) {
+            if (!Files.exists(dir)) {
+                return 0;
+            }
+            try (var files = Files.walk(dir)) {
+                return files.filter(Files::isRegularFile).count();
+            } catch (java.io.UncheckedIOException | java.nio.file.NoSuchFileException e) {
+                if (attempt == 100) {
+                    throw e;
+                }
+            }
         }
     }
 
