@@ -95,7 +95,8 @@ import java.util.function.Supplier;
  * Fast path: one PUT (conditional create) per commit. Lost race: the failed PUT, one GET of the entry that won, one
  * PUT at the next number: three requests. Reads: none. Poll: one GET (usually 404) per {@code pollMs}. Start-up: one
  * LIST of checkpoints, one GET of the latest, one LIST of the log and one GET per entry after it (in parallel).
- * Checkpoint: one PUT per {@code checkpointEvery} commits plus a LIST, a ranged GET and a batched DELETE.
+ * Checkpoint: one PUT per {@code checkpointEvery} commits plus two LISTs and a batched DELETE (and one ranged GET
+ * per checkpoint another writer wrote, for its time).
  */
 public final class ManifestMetadataStore implements MetadataStore {
 
