@@ -433,37 +433,40 @@ public final class Soak {
             fds = s.count();
         }
         long[] sizes = objectBytes();
-        return new double[] {minute, rssMb, threads, fds, cacheMb(), sizes[0] < 0 ? Double.NaN : sizes[0] / 1024.0,
-                sizes[1] < 0 ? Double.NaN : sizes[1] / 1048576.0};
+        return new double[] {minute, rssMb, threads, fds, cacheMb(), sizes[0] / 1024.0, sizes[1] / 1048576.0};
     }
 
     /**
-     * Bytes of the manifest's objects and of all objects in the store's directory. A walk that meets a directory
-     * deleted under it (compaction, retention) starts over; -1 (a NaN sample) after three tries.
+     * Bytes of the manifest's objects and of all objects in the store's directory, counted while the shell deletes
+     * objects by the thousand (manifest garbage collection, retention, compaction): whatever vanishes under the walk
+     * is skipped, not an error.
      */
     private long[] objectBytes() throws IOException {
-        for (int attempt = 0; attempt < 3; attempt++) {
-            long manifest = 0;
-            long all = 0;
-            try (Stream<Path> s = Files.walk(objects)) {
-                for (Path f : (Iterable<Path>) s.filter(Files::isRegularFile)::iterator) {
-                    long size;
-                    try {
-                        size = Files.size(f);
-                    } catch (IOException vanished) {
-                        continue; // a file deleted meanwhile no longer counts
-                    }
-                    all += size;
-                    if (objects.relativize(f).toString().contains("manifest")) {
-                        manifest += size;
+        long[] sizes = new long[2];
+        Files.walkFileTree(objects, new java.nio.file.SimpleFileVisitor<>() {
+            @Override
+            public java.nio.file.FileVisitResult visitFile(Path file,
+                                                           java.nio.file.attribute.BasicFileAttributes attrs) {
+                if (attrs.isRegularFile()) {
+                    sizes[1] += attrs.size();
+                    if (objects.relativize(file).toString().contains("manifest")) {
+                        sizes[0] += attrs.size();
                     }
                 }
-                return new long[] {manifest, all};
-            } catch (java.io.UncheckedIOException vanished) {
-                // a directory vanished under the walk: count again
+                return java.nio.file.FileVisitResult.CONTINUE;
             }
-        }
-        return new long[] {-1, -1};
+
+            @Override
+            public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) {
+                return java.nio.file.FileVisitResult.CONTINUE; // deleted between listing and reading: gone
+            }
+
+            @Override
+            public java.nio.file.FileVisitResult postVisitDirectory(Path dir, IOException e) {
+                return java.nio.file.FileVisitResult.CONTINUE; // a directory deleted while listed
+            }
+        });
+        return sizes;
     }
 
     /**
