@@ -11,6 +11,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.KafkaStorageException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -24,6 +25,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A partition whose append failed serves again without a move or a restart. The object store refuses every upload
@@ -104,4 +106,34 @@ class AppendFailureTest {
         }
     }
 
+    @Test
+    void aTopicWhoseDeletionCannotBeRecordedIsUnchangedAndTheDeletionCanBeRetried() throws Exception {
+        String storeName = "delete-failure-" + System.nanoTime();
+        try (ShellFixture broker = new ShellFixture(Map.of("s3stream.object.store", "faulty://" + storeName,
+                "s3stream.metadata", "manifest:default", // the manifest in that store: its writes fail too
+                "s3stream.kafka.reconcile.ms", "100"));
+             Admin admin = broker.admin()) {
+            admin.createTopics(List.of(new NewTopic("keep", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            FaultInjectingObjectStore faults = FaultyObjectStoreProvider.faults(storeName);
+            faults.on(FaultInjectingObjectStore.Operation.PUT_IF_ABSENT).always().failFatal("403 AccessDenied");
+
+            // The manifest cannot take the deletion: Kafka's storage error with the reason, and nothing changed.
+            assertThatThrownBy(() -> admin.deleteTopics(List.of("keep")).all().get(30, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(KafkaStorageException.class)
+                    .hasMessageContaining("Deleting topic 'keep' failed, the topic is unchanged; retry")
+                    .hasMessageContaining("403 AccessDenied");
+            Thread.sleep(300); // a few reconcile rounds: the topic must not vanish or come back broken
+            assertThat(admin.listTopics().names().get(30, TimeUnit.SECONDS)).contains("keep");
+
+            faults.clearFaults();
+            try (KafkaProducer<String, String> producer = broker.producer(Map.of(ProducerConfig.ACKS_CONFIG, "all"))) {
+                assertThat(producer.send(new ProducerRecord<>("keep", 0, null, "still here")).get(30, TimeUnit.SECONDS)
+                        .offset()).isZero();
+            }
+            admin.deleteTopics(List.of("keep")).all().get(30, TimeUnit.SECONDS);
+            assertThat(admin.listTopics().names().get(30, TimeUnit.SECONDS)).doesNotContain("keep");
+        } finally {
+            FaultyObjectStoreProvider.forget(storeName);
+        }
+    }
 }

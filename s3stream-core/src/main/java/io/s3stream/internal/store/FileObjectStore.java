@@ -412,8 +412,28 @@ public final class FileObjectStore implements ObjectStore {
         if (t instanceof Error error) {
             return error;
         }
-        // A local disk error does not go away by itself; repeating the request would only hide it.
-        return new ObjectStoreException(description + ": " + operation + " '" + subject + "' failed: " + t, t, false);
+        // A full file system goes away when space is freed (the operator deletes data, retention runs, compaction
+        // deletes its inputs): retrying is the point, and a manifest commit (a topic deletion, the remedy) must get
+        // through once a few bytes are back. Any other local disk error does not go away by itself; repeating the
+        // request would only hide it.
+        return new ObjectStoreException(description + ": " + operation + " '" + subject + "' failed: " + t, t,
+                isOutOfSpace(t));
+    }
+
+    /**
+     * Whether {@code t} (or a cause) is the file system's "no space" or "quota exceeded" error. Java reports ENOSPC
+     * and EDQUOT only as the message of an {@link IOException} (the reason of a {@link FileSystemException}), the
+     * C library's text for the error number.
+     */
+    static boolean isOutOfSpace(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            String text = c instanceof FileSystemException f ? f.getReason() : c.getMessage();
+            if (c instanceof IOException && text != null
+                    && (text.contains("No space left on device") || text.contains("Disk quota exceeded"))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

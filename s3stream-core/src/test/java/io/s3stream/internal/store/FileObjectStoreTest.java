@@ -6,6 +6,7 @@ import io.s3stream.spi.ObjectNotFoundException;
 import io.s3stream.spi.ObjectStore;
 import io.s3stream.spi.ObjectStoreException;
 import io.s3stream.testing.ObjectStoreContractTest;
+import io.s3stream.testing.SmallFileSystem;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -103,6 +104,24 @@ class FileObjectStoreTest extends ObjectStoreContractTest {
         } finally {
             Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("rwxr-xr-x"));
         }
+    }
+
+    @Test
+    void aFullFileSystemIsARetriableFailureThatHealsWhenSpaceComesBack() {
+        try (SmallFileSystem fs = SmallFileSystem.mount(dir.resolve("small"), 4);
+             ObjectStore small = ObjectStores.open(fs.path().resolve("objects").toUri().toString())) {
+            await(small.put("filler", Unpooled.wrappedBuffer(new byte[3 << 20])));
+            Throwable full = failure(small.putIfAbsent("manifest/log/1", Unpooled.wrappedBuffer(new byte[2 << 20])));
+            assertThat(full).isInstanceOf(ObjectStoreException.class).hasMessageContaining("No space left on device");
+            assertThat(((ObjectStoreException) full).isRetriable()).as("a full disk heals when data is deleted").isTrue();
+            assertThat(await(small.head("manifest/log/1"))).as("nothing half-written is visible").isEmpty();
+
+            await(small.delete(List.of("filler")));
+            assertThat(await(small.putIfAbsent("manifest/log/1", Unpooled.wrappedBuffer(new byte[2 << 20])))).isTrue();
+        }
+        assertThat(FileObjectStore.isOutOfSpace(new IOException("Input/output error"))).isFalse();
+        assertThat(FileObjectStore.isOutOfSpace(new RuntimeException(new java.nio.file.FileSystemException(
+                "/x", null, "Disk quota exceeded")))).isTrue();
     }
 
     @Test

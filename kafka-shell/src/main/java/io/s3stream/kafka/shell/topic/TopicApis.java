@@ -478,7 +478,8 @@ public final class TopicApis implements ApiFamily {
             r.setName(t.name()).setTopicId(t.id());
             futures.add(topics.delete(t.name()).handle((v, e) -> {
                 if (e != null) {
-                    return r.setErrorCode(Errors.forException(e.getCause() != null ? e.getCause() : e).code());
+                    Throwable c = ApiFamily.cause(e);
+                    return r.setErrorCode(Errors.forException(c).code()).setErrorMessage(c.getMessage());
                 }
                 onTopicDeleted.accept(t.name());
                 return r;

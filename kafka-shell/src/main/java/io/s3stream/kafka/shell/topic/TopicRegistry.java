@@ -9,6 +9,7 @@ import io.s3stream.kafka.shell.network.ApiFamily;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.protocol.Errors;
@@ -655,8 +656,11 @@ public final class TopicRegistry {
     }
 
     /**
-     * Deletes a topic: its records go, and the streams this shell leads are destroyed; other shells destroy theirs
-     * when they next reconcile and find the topic gone.
+     * Deletes a topic: its record goes first (from then on the topic is deleted, here and on every shell), then its
+     * leader records, transaction checkpoints and the streams this shell leads; other shells destroy theirs when they
+     * next reconcile and find the topic gone. If the topic's record cannot be deleted (the metadata store failing,
+     * a full disk under {@code file://}), nothing changed: the topic is back and the error says to retry. Failures
+     * after that point are logged with the partition; they do not undo the deletion.
      */
     CompletableFuture<Void> delete(String name) {
         Topic t = topics.remove(name);
@@ -664,14 +668,35 @@ public final class TopicRegistry {
             return CompletableFuture.failedFuture(new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
         }
         deleting.add(name);
-        List<CompletableFuture<Void>> all = new ArrayList<>();
-        all.add(kv.delete(PREFIX + name));
-        for (Slot s : t.slots()) {
-            all.add(kv.delete(leaderKey(name, s.index)));
-            all.add(PartitionLog.forgetTransactions(kv, s.streamId)); // its transaction checkpoint, if any
-        }
-        all.add(destroyLedHere(t));
-        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> deleting.remove(name));
+        CompletableFuture<Void> deleted = kv.delete(PREFIX + name).handle((v, e) -> {
+            if (e == null) {
+                return null;
+            }
+            topics.putIfAbsent(name, t);
+            Throwable cause = ApiFamily.cause(e);
+            LOG.log(System.Logger.Level.WARNING, () -> "deleting topic " + name + " failed, the topic is unchanged: "
+                    + cause);
+            throw new KafkaStorageException("Deleting topic '" + name + "' failed, the topic is unchanged; retry. "
+                    + "Cause: " + cause.getMessage(), cause);
+        });
+        return deleted.thenCompose(v -> {
+            List<CompletableFuture<Void>> all = new ArrayList<>();
+            for (Slot s : t.slots()) {
+                all.add(logged(kv.delete(leaderKey(name, s.index)), name, s.index, "its leader record"));
+                // its transaction checkpoint, if any
+                all.add(logged(PartitionLog.forgetTransactions(kv, s.streamId), name, s.index, "its transaction state"));
+            }
+            all.add(destroyLedHere(t));
+            return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+        }).whenComplete((v, e) -> deleting.remove(name));
+    }
+
+    private static CompletableFuture<Void> logged(CompletableFuture<Void> step, String topic, int partition, String what) {
+        return step.exceptionally(e -> {
+            LOG.log(System.Logger.Level.WARNING, () -> "deleted topic " + topic + ": removing partition " + partition
+                    + "'s " + what + " failed: " + ApiFamily.cause(e));
+            return null;
+        });
     }
 
     private CompletableFuture<Void> destroyLedHere(Topic t) {
@@ -680,7 +705,7 @@ public final class TopicRegistry {
             PartitionLog log = s.log;
             s.log = null;
             if (log != null) {
-                all.add(log.stream().destroy());
+                all.add(logged(log.stream().destroy(), t.name(), s.index, "stream " + s.streamId));
             }
         }
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
