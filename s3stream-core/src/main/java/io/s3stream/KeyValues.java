@@ -32,4 +32,12 @@ public interface KeyValues {
      * name exactly once across nodes.
      */
     CompletableFuture<Boolean> compareAndSet(String key, byte[] expected, byte[] value);
+
+    /**
+     * Sets every key of {@code puts} and deletes every key of {@code deletes}, atomically: when the future completes
+     * all the changes are durable and visible together, and when it fails none was made. It is one change of the
+     * manifest, not one per key, so committing the offsets of a hundred partitions costs one object-store write
+     * instead of a hundred. A key may not be in both; fenced like {@link #put}.
+     */
+    CompletableFuture<Void> update(java.util.Map<String, byte[]> puts, java.util.Collection<String> deletes);
 }

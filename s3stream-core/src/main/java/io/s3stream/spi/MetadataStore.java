@@ -127,6 +127,16 @@ public interface MetadataStore extends AutoCloseable {
      */
     CompletableFuture<Boolean> compareAndSetKv(long nodeId, long nodeEpoch, String key, byte[] expected, byte[] value);
 
+    /**
+     * Sets every key of {@code puts} and deletes every key of {@code deletes} on behalf of a node, fenced as
+     * {@link #putKv(long, long, String, byte[])}, <em>atomically</em>: once the future completes all the changes are
+     * durable and visible together; if it fails, none was made (a store failure whose outcome is unclear is resolved
+     * before the future completes, as for every change). One change, not one per key: committing the offsets of a
+     * hundred partitions costs one write. A key may not be in both; an empty change completes at once.
+     */
+    CompletableFuture<Void> updateKv(long nodeId, long nodeEpoch, java.util.Map<String, byte[]> puts,
+                                     java.util.Collection<String> deletes);
+
     @Override
     void close();
 }

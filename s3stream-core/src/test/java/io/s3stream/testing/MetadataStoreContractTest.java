@@ -1215,6 +1215,36 @@ public abstract class MetadataStoreContractTest {
         }
 
         @Test
+        void updateKvAppliesEveryChangeOrNone() {
+            join(store.putKv(NODE_A, epochA, "offsets/g/t/0", new byte[] {1}));
+            join(store.putKv(NODE_A, epochA, "staged/g/7/t/1", new byte[] {2}));
+            java.util.Map<String, byte[]> puts = new java.util.HashMap<>();
+            puts.put("offsets/g/t/0", new byte[] {10});
+            puts.put("offsets/g/t/1", new byte[] {11});
+            join(store.updateKv(NODE_A, epochA, puts, List.of("staged/g/7/t/1", "never-there")));
+            assertArrayEquals(new byte[] {10}, join(store.getKv("offsets/g/t/0")).orElseThrow());
+            assertArrayEquals(new byte[] {11}, join(store.getKv("offsets/g/t/1")).orElseThrow());
+            assertEquals(Optional.empty(), join(store.getKv("staged/g/7/t/1")));
+            puts.put("offsets/g/t/0", new byte[] {99}); // the caller's map and arrays are not kept
+            assertArrayEquals(new byte[] {10}, join(store.getKv("offsets/g/t/0")).orElseThrow());
+
+            // A key both put and deleted, a null value, a fenced node: refused as a whole, nothing changed.
+            assertFails(IllegalArgumentException.class, () -> store.updateKv(NODE_A, epochA,
+                    java.util.Map.of("offsets/g/t/2", new byte[] {1}), List.of("offsets/g/t/2")), "both put and deleted");
+            java.util.Map<String, byte[]> withNull = new java.util.HashMap<>();
+            withNull.put("offsets/g/t/3", null);
+            assertFails(NullPointerException.class, () -> store.updateKv(NODE_A, epochA, withNull, List.of()));
+            long newer = join(store.registerNode(NODE_A));
+            assertFails(NodeFencedException.class, () -> store.updateKv(NODE_A, epochA,
+                    java.util.Map.of("offsets/g/t/4", new byte[] {4}), List.of("offsets/g/t/0")), "" + NODE_A);
+            assertEquals(List.of("offsets/g/t/0", "offsets/g/t/1"), List.copyOf(join(store.listKv("")).keySet()));
+
+            join(store.updateKv(NODE_A, newer, java.util.Map.of(), List.of())); // nothing to do: fine
+            join(store.updateKv(NODE_A, newer, java.util.Map.of(), List.of("offsets/g/t/0", "offsets/g/t/1")));
+            assertEquals(0, join(store.listKv("")).size());
+        }
+
+        @Test
         void concurrentCompareAndSetHasExactlyOneWinner() throws Exception {
             int threads = 8;
             java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);

@@ -470,6 +470,11 @@ public final class StorageEngine implements AutoCloseable {
         public CompletableFuture<Boolean> compareAndSet(String key, byte[] expected, byte[] value) {
             return metadata.compareAndSetKv(nodeId, nodeEpoch, key, expected, value);
         }
+
+        @Override
+        public CompletableFuture<Void> update(java.util.Map<String, byte[]> puts, java.util.Collection<String> deletes) {
+            return metadata.updateKv(nodeId, nodeEpoch, puts, deletes);
+        }
     }
 
 }

@@ -270,6 +270,15 @@ public final class ManifestMetadataStore implements MetadataStore {
     // ================================================================================================ commit
 
     private <T> CompletableFuture<T> commit(ManifestOp op, Class<T> type) {
+        return commit(List.of(op), type);
+    }
+
+    /**
+     * Commits {@code ops} in one entry: all apply or none. Only ops each valid on its own against the same state may
+     * share an entry (a batch of key-value changes by one node, {@link ManifestOp.ByNode#batch}), because each is
+     * checked against the state before the entry.
+     */
+    private <T> CompletableFuture<T> commit(List<ManifestOp> ops, Class<T> type) {
         CompletableFuture<T> result = new CompletableFuture<>();
         if (closed) {
             return CompletableFuture.failedFuture(new IllegalStateException("this manifest store is closed"));
@@ -277,7 +286,7 @@ public final class ManifestMetadataStore implements MetadataStore {
         try {
             conductor.execute(() -> {
                 try {
-                    result.complete(type.cast(doCommit(op)));
+                    result.complete(type.cast(doCommit(ops)));
                 } catch (Throwable t) {
                     result.completeExceptionally(t);
                 }
@@ -289,8 +298,12 @@ public final class ManifestMetadataStore implements MetadataStore {
     }
 
     /** Runs on the conductor: validate, claim the next number, apply; see the class comment. */
-    private Object doCommit(ManifestOp op) {
+    private Object doCommit(List<ManifestOp> ops) {
         checkUsable();
+        if (ops.isEmpty()) {
+            return null; // an empty batch changes nothing: no entry
+        }
+        ManifestOp op = ops.getFirst(); // what the single-op answers below are about
         boolean confirmed = false; // whether a refusal was confirmed against the log tip
         for (int race = 0; ; race++) {
             if (stale()) {
@@ -300,9 +313,11 @@ public final class ManifestMetadataStore implements MetadataStore {
             if (at.isBefore(logTime)) {
                 at = logTime; // log time never goes back, whatever this node's clock says
             }
-            Object checked;
+            Object checked = null;
             try {
-                checked = view.check(op, at);
+                for (ManifestOp each : ops) {
+                    checked = view.check(each, at);
+                }
             } catch (RuntimeException refused) {
                 if (!confirmed) {
                     confirmed = true;
@@ -312,7 +327,7 @@ public final class ManifestMetadataStore implements MetadataStore {
                 }
                 throw refused;
             }
-            if ((op instanceof ManifestOp.CompareAndSetKv
+            if (ops.size() == 1 && (op instanceof ManifestOp.CompareAndSetKv
                     || op instanceof ManifestOp.ByNode b && b.op() instanceof ManifestOp.CompareAndSetKv)
                     && !((Boolean) checked)) {
                 if (!confirmed) {
@@ -323,11 +338,11 @@ public final class ManifestMetadataStore implements MetadataStore {
                 }
                 return Boolean.FALSE;
             }
-            if (op instanceof ManifestOp.TrimStream && checked != null) {
+            if (ops.size() == 1 && op instanceof ManifestOp.TrimStream && checked != null) {
                 return checked; // a trim backwards is a no-op: nothing to write
             }
             long seq = viewSeq + 1;
-            ManifestFormat.Entry entry = new ManifestFormat.Entry(seq, writerId, ++writerCounter, at, List.of(op));
+            ManifestFormat.Entry entry = new ManifestFormat.Entry(seq, writerId, ++writerCounter, at, ops);
             byte[] bytes = ManifestFormat.encodeEntry(entry);
             byte[] winner = claim(seq, bytes);
             if (winner == VANISHED) {
@@ -623,6 +638,18 @@ public final class ManifestMetadataStore implements MetadataStore {
         }
         return commit(new ManifestOp.ByNode(nodeId, nodeEpoch, new ManifestOp.CompareAndSetKv(key,
                 expected == null ? null : expected.clone(), value == null ? null : value.clone())), Boolean.class);
+    }
+
+    @Override
+    public CompletableFuture<Void> updateKv(long nodeId, long nodeEpoch, java.util.Map<String, byte[]> puts,
+                                            java.util.Collection<String> deletes) {
+        List<ManifestOp> ops;
+        try {
+            ops = ManifestOp.ByNode.batch(nodeId, nodeEpoch, puts, deletes);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return commit(ops, Void.class);
     }
 
     // ================================================================================================ SPI: reads

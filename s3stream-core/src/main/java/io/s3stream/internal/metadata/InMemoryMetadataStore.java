@@ -259,6 +259,12 @@ public final class InMemoryMetadataStore implements MetadataStore {
                 new ManifestOp.CompareAndSetKv(key, expected, value))));
     }
 
+    @Override
+    public CompletableFuture<Void> updateKv(long nodeId, long nodeEpoch, java.util.Map<String, byte[]> puts,
+                                            java.util.Collection<String> deletes) {
+        return run(() -> manifest.changeKvsByNode(ManifestOp.ByNode.batch(nodeId, nodeEpoch, puts, deletes)));
+    }
+
     /** Closes this handle; idempotent. The manifest (possibly shared with other handles) keeps its state. */
     @Override
     public void close() {

@@ -81,5 +81,27 @@ public sealed interface ManifestOp {
                 throw new IllegalArgumentException("only key-value changes are made by a node, not " + op);
             }
         }
+
+        /**
+         * The ops of {@link io.s3stream.spi.MetadataStore#updateKv}: one {@code ByNode} put or delete per key, in key
+         * order, which one manifest entry carries. Each is valid exactly when the node is not fenced, whatever the
+         * others do, so checking each against the same state checks the whole batch.
+         */
+        public static java.util.List<ManifestOp> batch(long nodeId, long nodeEpoch, java.util.Map<String, byte[]> puts,
+                                                java.util.Collection<String> deletes) {
+            java.util.Objects.requireNonNull(puts, "puts");
+            java.util.Objects.requireNonNull(deletes, "deletes");
+            java.util.SortedMap<String, ManifestOp> byKey = new java.util.TreeMap<>();
+            puts.forEach((key, value) -> byKey.put(java.util.Objects.requireNonNull(key, "key"),
+                    new PutKv(key, java.util.Objects.requireNonNull(value, "value of " + key).clone())));
+            for (String key : deletes) {
+                if (byKey.put(java.util.Objects.requireNonNull(key, "key"), new DeleteKv(key)) instanceof PutKv) {
+                    throw new IllegalArgumentException("key '" + key + "' is both put and deleted");
+                }
+            }
+            java.util.List<ManifestOp> out = new java.util.ArrayList<>(byKey.size());
+            byKey.values().forEach(op -> out.add(new ByNode(nodeId, nodeEpoch, op)));
+            return out;
+        }
     }
 }

@@ -667,6 +667,17 @@ public final class ManifestState {
         return dispatch(change, false);
     }
 
+    /** Key-value changes by a node ({@link ManifestOp.ByNode#batch}), all or none, as of now. */
+    synchronized void changeKvsByNode(List<ManifestOp> changes) {
+        expirePrepared();
+        for (ManifestOp change : changes) {
+            dispatch(change, true);
+        }
+        for (ManifestOp change : changes) {
+            dispatch(change, false);
+        }
+    }
+
     // ---------------------------------------------------------------------------------------------- snapshots
 
     /**

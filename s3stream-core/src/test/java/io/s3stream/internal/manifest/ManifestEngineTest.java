@@ -117,6 +117,31 @@ class ManifestEngineTest {
     }
 
     @Test
+    void aKeyValueUpdateIsOneManifestEntryAndSurvivesARestart() throws Exception {
+        StreamStorage first = engine(1);
+        first.keyValues().put("staged/g/1/t/0", new byte[] {1}).get(10, TimeUnit.SECONDS);
+        Path log = dir.resolve("bucket").resolve("manifest").resolve("log");
+        long entriesBefore;
+        try (var files = Files.list(log)) {
+            entriesBefore = files.count();
+        }
+        java.util.Map<String, byte[]> offsets = new java.util.TreeMap<>();
+        for (int p = 0; p < 100; p++) {
+            offsets.put("offsets/g/t/" + p, new byte[] {(byte) p});
+        }
+        first.keyValues().update(offsets, List.of("staged/g/1/t/0")).get(10, TimeUnit.SECONDS);
+        try (var files = Files.list(log)) {
+            assertThat(files.count()).as("100 puts and a delete in one manifest entry").isEqualTo(entriesBefore + 1);
+        }
+        first.close();
+        open.remove(first);
+
+        StreamStorage second = engine(1);
+        assertThat(second.keyValues().list("offsets/g/").get(10, TimeUnit.SECONDS)).hasSize(100);
+        assertThat(second.keyValues().get("staged/g/1/t/0").get(10, TimeUnit.SECONDS)).isEmpty();
+    }
+
+    @Test
     void twoEnginesHandAStreamOverWithEpochFencing() throws Exception {
         StreamStorage one = engine(1);
         StreamStorage two = engine(2);

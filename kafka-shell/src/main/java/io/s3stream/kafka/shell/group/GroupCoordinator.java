@@ -86,6 +86,7 @@ public final class GroupCoordinator implements AutoCloseable {
 
     private final ShellConfig config;
     private final KeyValues kv;
+    private final OffsetWriter offsetWriter;
     private final ScheduledExecutorService exec = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "kafka-shell-group-coordinator");
         t.setDaemon(true);
@@ -111,6 +112,13 @@ public final class GroupCoordinator implements AutoCloseable {
     public GroupCoordinator(ShellConfig config, KeyValues kv) {
         this.config = config;
         this.kv = kv;
+        this.offsetWriter = new OffsetWriter(kv, task -> {
+            try {
+                exec.execute(task);
+            } catch (java.util.concurrent.RejectedExecutionException closing) {
+                task.run(); // closing: still complete the commits in flight
+            }
+        });
         exec.scheduleWithFixedDelay(this::expireSessions, 200, 200, TimeUnit.MILLISECONDS);
     }
 
@@ -567,13 +575,17 @@ public final class GroupCoordinator implements AutoCloseable {
         });
     }
 
-    /** Stores offsets durably, then in memory. */
+    /**
+     * Stores offsets durably, then in memory. All the partitions of one OffsetCommit land together or not at all, in
+     * one change of the key-value space shared with the commits that arrived while the previous change was written
+     * ({@link OffsetWriter}).
+     */
     CompletableFuture<Void> commit(String groupId, Map<TopicPartition, Committed> commits) {
-        List<CompletableFuture<Void>> writes = new ArrayList<>();
+        Map<String, byte[]> writes = new HashMap<>();
         for (Map.Entry<TopicPartition, Committed> e : commits.entrySet()) {
-            writes.add(kv.put(offsetKey(groupId, e.getKey()), encode(e.getValue())));
+            writes.put(offsetKey(groupId, e.getKey()), encode(e.getValue()));
         }
-        return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new))
+        return offsetWriter.write(writes)
                 .thenComposeAsync(v -> {
                     offsets.computeIfAbsent(groupId, g -> new HashMap<>()).putAll(commits);
                     return CompletableFuture.<Void>completedFuture(null);
@@ -654,12 +666,12 @@ public final class GroupCoordinator implements AutoCloseable {
                 return CompletableFuture.completedFuture(Errors.GROUP_ID_NOT_FOUND);
             }
             groups.remove(groupId);
-            List<CompletableFuture<Void>> deletes = new ArrayList<>();
-            deletes.add(GroupConfigs.forget(kv, groupId));
+            List<String> deletes = new ArrayList<>();
             if (committed != null) {
-                committed.keySet().forEach(tp -> deletes.add(kv.delete(offsetKey(groupId, tp))));
+                committed.keySet().forEach(tp -> deletes.add(offsetKey(groupId, tp)));
             }
-            return CompletableFuture.allOf(deletes.toArray(CompletableFuture[]::new)).thenApply(v -> Errors.NONE);
+            return CompletableFuture.allOf(GroupConfigs.forget(kv, groupId), kv.update(Map.of(), deletes))
+                    .thenApply(v -> Errors.NONE);
         }).thenCompose(f -> f));
     }
 
@@ -707,7 +719,7 @@ public final class GroupCoordinator implements AutoCloseable {
                 }
             }
             Map<TopicPartition, Errors> out = new LinkedHashMap<>();
-            List<CompletableFuture<Void>> deletes = new ArrayList<>();
+            List<String> deletes = new ArrayList<>();
             for (TopicPartition tp : partitions) {
                 if (subscribed.contains(tp.topic())) {
                     out.put(tp, Errors.GROUP_SUBSCRIBED_TO_TOPIC);
@@ -715,11 +727,10 @@ public final class GroupCoordinator implements AutoCloseable {
                 }
                 out.put(tp, Errors.NONE);
                 if (committed != null && committed.remove(tp) != null) {
-                    deletes.add(kv.delete(offsetKey(groupId, tp)));
+                    deletes.add(offsetKey(groupId, tp));
                 }
             }
-            return CompletableFuture.allOf(deletes.toArray(CompletableFuture[]::new))
-                    .thenApply(v -> new OffsetDeleteResult(Errors.NONE, out));
+            return kv.update(Map.of(), deletes).thenApply(v -> new OffsetDeleteResult(Errors.NONE, out));
         }).thenCompose(f -> f));
     }
 
@@ -757,16 +768,18 @@ public final class GroupCoordinator implements AutoCloseable {
     /** Drops all offsets of topic {@code topic} (after DeleteTopics). */
     public void forgetTopic(String topic) {
         call(() -> {
+            List<String> deletes = new ArrayList<>();
             for (Map.Entry<String, Map<TopicPartition, Committed>> e : offsets.entrySet()) {
                 Iterator<TopicPartition> it = e.getValue().keySet().iterator();
                 while (it.hasNext()) {
                     TopicPartition tp = it.next();
                     if (tp.topic().equals(topic)) {
                         it.remove();
-                        kv.delete(offsetKey(e.getKey(), tp));
+                        deletes.add(offsetKey(e.getKey(), tp));
                     }
                 }
             }
+            kv.update(Map.of(), deletes);
             return null;
         });
     }

@@ -5,7 +5,7 @@ import org.apache.kafka.common.TopicPartition;
 
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -38,9 +38,9 @@ public final class TxnOffsets {
     static CompletableFuture<Void> stage(KeyValues kv, String groupId, long producerId,
                                          Map<TopicPartition, GroupCoordinator.Committed> offsets) {
         String prefix = producerPrefix(groupId, producerId);
-        List<CompletableFuture<Void>> writes = new ArrayList<>();
-        offsets.forEach((tp, c) -> writes.add(kv.put(prefix + tp.topic() + "/" + tp.partition(), GroupCoordinator.encode(c))));
-        return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new));
+        Map<String, byte[]> writes = new HashMap<>();
+        offsets.forEach((tp, c) -> writes.put(prefix + tp.topic() + "/" + tp.partition(), GroupCoordinator.encode(c)));
+        return kv.update(writes, List.of());
     }
 
     /**
@@ -51,19 +51,16 @@ public final class TxnOffsets {
     public static CompletableFuture<Void> complete(KeyValues kv, String groupId, long producerId, boolean commit) {
         String prefix = producerPrefix(groupId, producerId);
         return kv.list(prefix).thenCompose(staged -> {
-            List<CompletableFuture<Void>> writes = new ArrayList<>();
+            // One atomic change: the staged offsets become committed offsets and stop being staged together.
+            Map<String, byte[]> writes = new HashMap<>();
             if (commit) {
                 staged.forEach((key, value) -> {
                     String[] tp = key.substring(prefix.length()).split("/");
-                    writes.add(kv.put(GroupCoordinator.offsetKey(groupId,
-                            new TopicPartition(tp[0], Integer.parseInt(tp[1]))), value));
+                    writes.put(GroupCoordinator.offsetKey(groupId, new TopicPartition(tp[0], Integer.parseInt(tp[1]))),
+                            value);
                 });
             }
-            return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).thenCompose(v -> {
-                List<CompletableFuture<Void>> deletes = new ArrayList<>();
-                staged.keySet().forEach(key -> deletes.add(kv.delete(key)));
-                return CompletableFuture.allOf(deletes.toArray(CompletableFuture[]::new));
-            });
+            return kv.update(writes, staged.keySet());
         });
     }
 

@@ -306,5 +306,13 @@ class AclAuthorizerTest {
             }
             return CompletableFuture.completedFuture(true);
         }
+
+        @Override
+        public synchronized CompletableFuture<Void> update(java.util.Map<String, byte[]> puts,
+                                                           java.util.Collection<String> deletes) {
+            map.putAll(puts);
+            deletes.forEach(map::remove);
+            return CompletableFuture.completedFuture(null);
+        }
     }
 }
