@@ -27,6 +27,13 @@ public interface KeyValues {
     CompletableFuture<SortedMap<String, byte[]>> list(String prefix);
 
     /**
+     * A read barrier: completes once this node sees every change made (by any node) before the call. Reads are
+     * served locally and may lag other nodes' changes by up to one poll of the manifest (half a second by default);
+     * call this first when a read must reflect them, for example when taking over a role another node held.
+     */
+    CompletableFuture<Void> sync();
+
+    /**
      * Sets {@code key} to {@code value} only if it currently holds {@code expected} ({@code null}: only if absent);
      * {@code value == null} deletes. Returns whether the change was made. The primitive for leases and for creating a
      * name exactly once across nodes.

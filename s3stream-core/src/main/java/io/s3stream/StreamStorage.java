@@ -65,7 +65,25 @@ public final class StreamStorage implements AutoCloseable {
      * epoch fails with {@link NodeFencedException}.
      */
     public CompletableFuture<TakeoverResult> takeOverNode(long nodeId) {
-        return engine.takeOverNode(nodeId);
+        return engine.takeOverNode(nodeId, -1);
+    }
+
+    /**
+     * {@link #takeOverNode(long)} of the instance of node {@code nodeId} at {@code nodeEpoch} only: if the node
+     * registered again since (it restarted while its death was being decided), nothing is fenced or recovered and the
+     * future fails with {@link io.s3stream.spi.MetadataConflictException}. A caller that learns node epochs from its
+     * liveness records (each instance publishing {@link #nodeEpoch()}) should use this form.
+     */
+    public CompletableFuture<TakeoverResult> takeOverNode(long nodeId, long nodeEpoch) {
+        if (nodeEpoch < 1) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("node epochs start at 1, was " + nodeEpoch));
+        }
+        return engine.takeOverNode(nodeId, nodeEpoch);
+    }
+
+    /** This instance's node epoch: registered when the engine opened; higher than any earlier instance's. */
+    public long nodeEpoch() {
+        return engine.nodeEpoch();
     }
 
     /** The key-value space shared by every node on this object store. */

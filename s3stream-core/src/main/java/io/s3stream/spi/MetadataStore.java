@@ -46,6 +46,14 @@ public interface MetadataStore extends AutoCloseable {
      */
     CompletableFuture<Long> registerNode(long nodeId);
 
+    /**
+     * {@link #registerNode(long)} only while the node is at {@code expectedNodeEpoch}: fails with
+     * {@link MetadataConflictException} and changes nothing if it is at another epoch (or was never registered). What a
+     * takeover uses, so that it fences the instance it judged dead and not a successor that registered since (a
+     * restart racing the takeover).
+     */
+    CompletableFuture<Long> registerNode(long nodeId, long expectedNodeEpoch);
+
     /** A registered node's epoch and WAL position, or empty for a node never registered. */
     CompletableFuture<Optional<NodeMetadata>> getNode(long nodeId);
 
@@ -102,6 +110,14 @@ public interface MetadataStore extends AutoCloseable {
 
     /** Every key starting with {@code prefix}, with its value, in key order. */
     CompletableFuture<java.util.SortedMap<String, byte[]>> listKv(String prefix);
+
+    /**
+     * A read barrier: completes once this store's view holds every change committed (by any node) before the call,
+     * so that the reads after it see them. Reads are otherwise served from a view that may lag other nodes' changes
+     * (by up to one poll of the manifest); a node that takes over a role from another (a group coordinator after a
+     * failover) calls this before answering from shared state.
+     */
+    CompletableFuture<Void> sync();
 
     /**
      * Sets {@code key} to {@code value} only if its current value equals {@code expected} (byte for byte), or, with

@@ -250,6 +250,20 @@ public abstract class MetadataStoreContractTest {
         }
 
         @Test
+        void aConditionalRegistrationFencesOnlyTheInstanceItNames() {
+            long takenOver = join(store.registerNode(NODE_A, epochA)); // the instance judged dead is fenced
+            assertTrue(takenOver > epochA);
+            // A second survivor judging the same instance dead finds it fenced already: refused, nothing changes.
+            assertFails(MetadataConflictException.class, () -> store.registerNode(NODE_A, epochA), "" + NODE_A,
+                    "" + takenOver);
+            long restarted = join(store.registerNode(NODE_A)); // the node restarts
+            assertFails(MetadataConflictException.class, () -> store.registerNode(NODE_A, takenOver), "" + restarted);
+            assertEquals(restarted, join(store.getNode(NODE_A)).orElseThrow().nodeEpoch());
+            assertFails(MetadataConflictException.class, () -> store.registerNode(404_404, 1), "never registered");
+            assertTrue(join(store.getNode(404_404)).isEmpty());
+        }
+
+        @Test
         void unregisteredNodeAndUnissuedNodeEpochFail() {
             assertFails(MetadataConflictException.class,
                     () -> store.createStream(404, 1, StreamOptions.defaults()), "404");

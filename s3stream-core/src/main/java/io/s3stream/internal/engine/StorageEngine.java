@@ -268,8 +268,17 @@ public final class StorageEngine implements AutoCloseable {
 
     // ---------------------------------------------------------------- takeover
 
+    public long nodeEpoch() {
+        return nodeEpoch;
+    }
+
     /** Runs on its own thread; the engine keeps serving meanwhile. */
     public CompletableFuture<TakeoverResult> takeOverNode(long nodeId) {
+        return takeOverNode(nodeId, -1);
+    }
+
+    /** {@link #takeOverNode(long)} of the instance at {@code expectedNodeEpoch} only ({@code -1}: whichever is there). */
+    public CompletableFuture<TakeoverResult> takeOverNode(long nodeId, long expectedNodeEpoch) {
         if (closed) {
             return CompletableFuture.failedFuture(new StreamClosedException("the storage engine is closed"));
         }
@@ -280,7 +289,7 @@ public final class StorageEngine implements AutoCloseable {
         CompletableFuture<TakeoverResult> result = new CompletableFuture<>();
         Thread.ofPlatform().daemon().name("s3stream-takeover-" + nodeId).start(() -> {
             try {
-                result.complete(new NodeTakeover(nodeId).run());
+                result.complete(new NodeTakeover(nodeId, expectedNodeEpoch).run());
             } catch (Throwable t) {
                 result.completeExceptionally(Futures.unwrap(t));
             }
@@ -291,9 +300,11 @@ public final class StorageEngine implements AutoCloseable {
     /** One takeover of a dead node's WAL: fence, recover, commit, release. */
     private final class NodeTakeover {
         private final long deadNodeId;
+        private final long expectedNodeEpoch;
 
-        NodeTakeover(long deadNodeId) {
+        NodeTakeover(long deadNodeId, long expectedNodeEpoch) {
             this.deadNodeId = deadNodeId;
+            this.expectedNodeEpoch = expectedNodeEpoch;
         }
 
         TakeoverResult run() {
@@ -306,7 +317,10 @@ public final class StorageEngine implements AutoCloseable {
             }
             // Fencing first: from this commit on the dead node (should it still be running) cannot commit, and the
             // WAL's own fencing below stops it from acknowledging anything this recovery does not see.
-            long fencingEpoch = metadata.registerNode(deadNodeId).join();
+            // Conditional when the caller knows which instance it judged dead: a successor that registered since (a
+            // restart racing this takeover) is left alone, and the takeover fails with MetadataConflictException.
+            long fencingEpoch = (expectedNodeEpoch < 0 ? metadata.registerNode(deadNodeId)
+                    : metadata.registerNode(deadNodeId, expectedNodeEpoch)).join();
             long fenced = System.nanoTime();
             WalContext context = walContext(config, deadNodeId, fencingEpoch, metadata, objects).forTakeover();
             WalReplay.Result replayed;
@@ -469,6 +483,11 @@ public final class StorageEngine implements AutoCloseable {
         @Override
         public CompletableFuture<Boolean> compareAndSet(String key, byte[] expected, byte[] value) {
             return metadata.compareAndSetKv(nodeId, nodeEpoch, key, expected, value);
+        }
+
+        @Override
+        public CompletableFuture<Void> sync() {
+            return metadata.sync();
         }
 
         @Override

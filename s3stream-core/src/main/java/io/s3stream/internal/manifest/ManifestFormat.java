@@ -104,6 +104,8 @@ final class ManifestFormat {
     private static final byte T_COMMIT_OBJECTS_V2 = 13;
     /** A key-value change by a node: node id, node epoch, then the change itself (one of the three KV types). */
     private static final byte T_BY_NODE = 14;
+    /** A conditional registration (a takeover): node id, expected node epoch. */
+    private static final byte T_REGISTER_NODE_IF = 15;
 
     private ManifestFormat() {
     }
@@ -177,6 +179,7 @@ final class ManifestFormat {
         ByteBuffer b = out.buf;
         switch (op) {
             case ManifestOp.RegisterNode o -> b.put(T_REGISTER_NODE).putLong(o.nodeId());
+            case ManifestOp.RegisterNodeIf o -> b.put(T_REGISTER_NODE_IF).putLong(o.nodeId()).putLong(o.expectedEpoch());
             case ManifestOp.CreateStream o -> {
                 b.put(T_CREATE_STREAM).putLong(o.nodeId()).putLong(o.nodeEpoch()).putLong(o.startOffset());
                 writeTags(out, o.tags());
@@ -432,6 +435,7 @@ final class ManifestFormat {
         byte type = b.get();
         return switch (type) {
             case T_REGISTER_NODE -> new ManifestOp.RegisterNode(b.getLong());
+            case T_REGISTER_NODE_IF -> new ManifestOp.RegisterNodeIf(b.getLong(), b.getLong());
             case T_CREATE_STREAM -> new ManifestOp.CreateStream(b.getLong(), b.getLong(), b.getLong(), readTags(b));
             case T_OPEN_STREAM -> new ManifestOp.OpenStream(b.getLong(), b.getLong(), b.getLong(), b.getLong());
             case T_CLOSE_STREAM -> new ManifestOp.CloseStream(b.getLong(), b.getLong(), b.getLong(), b.getLong());

@@ -480,6 +480,11 @@ public final class ManifestMetadataStore implements MetadataStore {
         }
     }
 
+    @Override
+    public CompletableFuture<Void> sync() {
+        return refreshNow().thenApply(seq -> null); // reads up to the log tip on the conductor
+    }
+
     private void poll() {
         if (closed || broken != null) {
             return;
@@ -527,6 +532,11 @@ public final class ManifestMetadataStore implements MetadataStore {
     @Override
     public CompletableFuture<Long> registerNode(long nodeId) {
         return commit(new ManifestOp.RegisterNode(nodeId), Long.class);
+    }
+
+    @Override
+    public CompletableFuture<Long> registerNode(long nodeId, long expectedNodeEpoch) {
+        return commit(new ManifestOp.RegisterNodeIf(nodeId, expectedNodeEpoch), Long.class);
     }
 
     @Override

@@ -146,6 +146,11 @@ public final class InMemoryMetadataStore implements MetadataStore {
     }
 
     @Override
+    public CompletableFuture<Long> registerNode(long nodeId, long expectedNodeEpoch) {
+        return call(() -> manifest.registerNode(nodeId, expectedNodeEpoch));
+    }
+
+    @Override
     public CompletableFuture<Optional<NodeMetadata>> getNode(long nodeId) {
         return call(() -> manifest.getNode(nodeId));
     }
@@ -234,6 +239,11 @@ public final class InMemoryMetadataStore implements MetadataStore {
     @Override
     public CompletableFuture<java.util.SortedMap<String, byte[]>> listKv(String prefix) {
         return call(() -> manifest.listKv(prefix));
+    }
+
+    @Override
+    public CompletableFuture<Void> sync() {
+        return run(() -> { }); // one shared state: always current
     }
 
     @Override

@@ -19,6 +19,10 @@ public sealed interface ManifestOp {
     record RegisterNode(long nodeId) implements ManifestOp {
     }
 
+    /** {@link io.s3stream.spi.MetadataStore#registerNode(long, long)}: only while the node is at {@code expectedEpoch}. */
+    record RegisterNodeIf(long nodeId, long expectedEpoch) implements ManifestOp {
+    }
+
     /** {@link io.s3stream.spi.MetadataStore#createStream}. */
     record CreateStream(long nodeId, long nodeEpoch, long startOffset, Map<String, String> tags) implements ManifestOp {
         public CreateStream {

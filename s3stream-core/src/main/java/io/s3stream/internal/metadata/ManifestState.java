@@ -140,6 +140,15 @@ public final class ManifestState {
         Objects.requireNonNull(op, "op");
         return switch (op) {
             case ManifestOp.RegisterNode o -> doRegisterNode(o.nodeId(), dryRun);
+            case ManifestOp.RegisterNodeIf o -> {
+                Long current = nodeEpochs.get(o.nodeId());
+                if (current == null || current != o.expectedEpoch()) {
+                    throw new MetadataConflictException("node " + o.nodeId() + " is at node epoch "
+                            + (current == null ? "none (never registered)" : current) + ", not "
+                            + o.expectedEpoch() + ": it registered again since");
+                }
+                yield doRegisterNode(o.nodeId(), dryRun);
+            }
             case ManifestOp.CreateStream o ->
                     doCreateStream(o.nodeId(), o.nodeEpoch(), new StreamOptions(o.startOffset(), o.tags()), dryRun);
             case ManifestOp.OpenStream o -> doOpenStream(o.streamId(), o.epoch(), o.nodeId(), o.nodeEpoch(), dryRun);
@@ -179,6 +188,11 @@ public final class ManifestState {
     synchronized long registerNode(long nodeId) {
         expirePrepared();
         return doRegisterNode(nodeId, false);
+    }
+
+    synchronized long registerNode(long nodeId, long expectedEpoch) {
+        expirePrepared();
+        return (Long) dispatch(new ManifestOp.RegisterNodeIf(nodeId, expectedEpoch), false);
     }
 
     private Long doRegisterNode(long nodeId, boolean dryRun) {

@@ -178,6 +178,29 @@ class StorageEngineTakeoverTest {
     }
 
     @Test
+    void aTakeoverOfAnInstanceThatRestartedMeanwhileIsRefusedAndFencesNothing() throws Exception {
+        StreamStorage one = node(1);
+        long judgedDead = one.nodeEpoch();
+        Stream stream = one.createStream(StreamOptions.defaults()).get();
+        TreeMap<Long, byte[]> model = fill(List.of(stream), 20).getFirst();
+        fixture.crash(one);
+        StreamStorage again = node(1); // restarts before the survivor acts on the old lease
+        assertThat(again.nodeEpoch()).isGreaterThan(judgedDead);
+        Stream reopened = again.openStream(stream.streamId(), stream.epoch() + 1).get(10, TimeUnit.SECONDS);
+
+        StreamStorage two = node(2);
+        assertThatThrownBy(() -> two.takeOverNode(1, judgedDead).get(30, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(io.s3stream.spi.MetadataConflictException.class)
+                .hasMessageContaining("registered again");
+        // The restarted instance was not fenced: it appends and reads what the crashed one acknowledged.
+        reopened.append(io.s3stream.RecordBatch.of(1, java.nio.ByteBuffer.wrap(new byte[] {42}))).get(10, TimeUnit.SECONDS);
+        assertHolds(reopened, model, " (seed " + seed + ")");
+        assertThat(EngineHooks.metadata(again).getNode(1).join().orElseThrow().nodeEpoch()).isEqualTo(again.nodeEpoch());
+        assertThatThrownBy(() -> two.takeOverNode(1, 0).get(10, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void aNodeThatNeverWroteIsTakenOverWithNothingToDo() throws Exception {
         StreamStorage two = node(2);
         node(3).close();

@@ -75,7 +75,7 @@ class ManifestFormatTest {
 
     @Test
     void entryRoundTrips() {
-        List<ManifestOp> ops = List.of(new ManifestOp.RegisterNode(3),
+        List<ManifestOp> ops = List.of(new ManifestOp.RegisterNode(3), new ManifestOp.RegisterNodeIf(3, 17),
                 new ManifestOp.CreateStream(1, 2, 3, Map.of("x", "y")),
                 new ManifestOp.OpenStream(1, 2, 3, 4), new ManifestOp.CloseStream(1, 2, 3, 4),
                 new ManifestOp.TrimStream(1, 2, 3), new ManifestOp.DeleteStream(1, 2),

@@ -23,6 +23,21 @@ class ManifestMetadataStoreFileTest extends MetadataStoreContractTest {
         return ManifestMetadataStore.open(objects, clock, ManifestConfig.DEFAULTS.withPollMs(0));
     }
 
+    @org.junit.jupiter.api.Test
+    void syncIsAReadBarrierForChangesOtherNodesMade() {
+        try (ObjectStore shared = ObjectStores.open(root.resolve("shared").toUri().toString());
+             MetadataStore a = ManifestMetadataStore.open(shared, InstantSource.system(), ManifestConfig.DEFAULTS.withPollMs(0));
+             MetadataStore b = ManifestMetadataStore.open(shared, InstantSource.system(), ManifestConfig.DEFAULTS.withPollMs(0))) {
+            long node = a.registerNode(1).join();
+            a.putKv(1, node, "offsets/g/t/0", new byte[] {7}).join();
+            // b's view is as of its start (it does not poll here): the read misses a's change until the barrier.
+            org.assertj.core.api.Assertions.assertThat(b.getKv("offsets/g/t/0").join()).isEmpty();
+            b.sync().join();
+            org.assertj.core.api.Assertions.assertThat(b.getKv("offsets/g/t/0").join()).hasValueSatisfying(
+                    v -> org.assertj.core.api.Assertions.assertThat(v).containsExactly(7));
+        }
+    }
+
     @AfterEach
     void closeObjects() {
         if (objects != null) {

@@ -22,7 +22,7 @@ import java.util.function.Consumer;
  * manifest's compare-and-set.
  *
  * <h2>Leases</h2>
- * Each shell keeps {@code kafka/lease/<id>} = {@code incarnation,counter} and bumps the counter by compare-and-set
+ * Each shell keeps {@code kafka/lease/<id>} = {@code incarnation,counter,node epoch} and bumps the counter by compare-and-set
  * every {@code s3stream.kafka.lease.renew.ms}. Expiry is judged by each observer on its own monotonic clock: a shell
  * whose counter has not changed for {@code s3stream.kafka.lease.timeout.ms} is dead to that observer, so no clocks need
  * to agree. A shell serves produce and fetch only while its own last successful renewal started less than
@@ -33,7 +33,9 @@ import java.util.function.Consumer;
  * <h2>Failover</h2>
  * A survivor that sees a lease expire claims {@code kafka/failover/<id>} by compare-and-set (one claimant wins; a claim
  * whose claimant died is claimed again), then: fences the dead node and recovers its WAL
- * ({@link StreamStorage#takeOverNode}: every acknowledged record is committed, its streams closed); points each of its
+ * ({@link StreamStorage#takeOverNode(long, long)} of the node epoch in the expired lease, so that an instance that
+ * restarted meanwhile is not fenced: it registered a newer epoch and the takeover is refused; every acknowledged
+ * record is committed, its streams closed); points each of its
  * partitions' leader records at the live shell leading the fewest; removes its broker registration and lease; and
  * drops the claim. The new leaders open the partitions at a higher epoch on their next reconcile. A dead shell whose WAL
  * is on its own disk ({@code blockdev://}) cannot be taken over: its partitions wait for it to come back.
@@ -88,7 +90,7 @@ public final class ClusterMembership implements AutoCloseable {
     /** Writes this shell's first lease (replacing one a previous incarnation left). */
     public void join() {
         long started = System.nanoTime();
-        myLease = lease(incarnation, 0);
+        myLease = lease(0);
         kv.put(LEASE_PREFIX + nodeId, myLease).join();
         lastRenewStartedNanos = started;
     }
@@ -120,7 +122,7 @@ public final class ClusterMembership implements AutoCloseable {
 
     private void renew() {
         long started = System.nanoTime();
-        byte[] next = lease(incarnation, counter + 1);
+        byte[] next = lease(counter + 1);
         boolean renewed;
         try {
             renewed = kv.compareAndSet(LEASE_PREFIX + nodeId, myLease, next).join();
@@ -251,10 +253,17 @@ public final class ClusterMembership implements AutoCloseable {
                 + "it over", nodeId, deadId, TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
         TakeoverResult taken;
         try {
-            taken = storage.takeOverNode(deadId).get(10, TimeUnit.MINUTES);
+            String[] fields = leaseValue.split(",");
+            // Leases written before the node epoch was part of them: take over whichever instance is registered.
+            taken = (fields.length > 2 ? storage.takeOverNode(deadId, Long.parseLong(fields[2]))
+                    : storage.takeOverNode(deadId)).get(10, TimeUnit.MINUTES);
         } catch (Exception e) {
             Throwable cause = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
-            if (cause instanceof InvalidConfigException) {
+            if (cause instanceof io.s3stream.spi.MetadataConflictException) {
+                // It restarted while its old lease aged here: the new instance is alive and keeps its partitions.
+                LOG.log(System.Logger.Level.INFO, "node {0}: node {1} registered again while its lease looked expired; "
+                        + "not taken over ({2})", nodeId, deadId, cause.getMessage());
+            } else if (cause instanceof InvalidConfigException) {
                 notTakenOver.add(deadId);
                 LOG.log(System.Logger.Level.ERROR, "node {0} is dead but cannot be taken over: {1}. Its partitions "
                         + "stay unavailable until it restarts", deadId, cause.getMessage());
@@ -281,8 +290,8 @@ public final class ClusterMembership implements AutoCloseable {
                 TimeUnit.NANOSECONDS.toMillis(done - recovered), taken);
     }
 
-    private static byte[] lease(long incarnation, long counter) {
-        return (incarnation + "," + counter).getBytes(StandardCharsets.UTF_8);
+    private byte[] lease(long counter) {
+        return (incarnation + "," + counter + "," + storage.nodeEpoch()).getBytes(StandardCharsets.UTF_8);
     }
 
     /** Removes this shell's lease at a clean stop, so others do not fail it over. */

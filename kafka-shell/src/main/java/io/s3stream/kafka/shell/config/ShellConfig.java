@@ -52,6 +52,7 @@ public final class ShellConfig {
     private final Path dataDir;
     private final long retentionCheckIntervalMs;
     private final long reconcileMs;
+    private final long offsetsCommitLingerMs;
     private final long transactionSweepMs;
     private final long leaseRenewMs;
     private final long leaseTimeoutMs;
@@ -65,7 +66,7 @@ public final class ShellConfig {
             "s3stream.metrics.log.interval.ms", "s3stream.kafka.reconcile.ms", "s3stream.kafka.lease.renew.ms",
             "s3stream.kafka.lease.timeout.ms", "s3stream.kafka.failover.enable", "s3stream.kafka.balance.interval.ms",
             "s3stream.kafka.balance.band", "s3stream.kafka.balance.min.bytes.per.sec", "s3stream.kafka.transaction.sweep.ms",
-            "s3stream.kafka.ssl.reload.check.ms");
+            "s3stream.kafka.ssl.reload.check.ms", "s3stream.kafka.offsets.commit.linger.ms");
 
     private ShellConfig(Map<String, String> raw) {
         this.raw = Map.copyOf(raw);
@@ -108,6 +109,8 @@ public final class ShellConfig {
         this.retentionCheckIntervalMs = intValue("log.retention.check.interval.ms",
                 get("log.retention.check.interval.ms", "300000"), 1, Integer.MAX_VALUE);
         this.reconcileMs = intValue("s3stream.kafka.reconcile.ms", get("s3stream.kafka.reconcile.ms", "500"), 10, Integer.MAX_VALUE);
+        this.offsetsCommitLingerMs = intValue("s3stream.kafka.offsets.commit.linger.ms",
+                get("s3stream.kafka.offsets.commit.linger.ms", "0"), 0, 10_000);
         this.transactionSweepMs = intValue("s3stream.kafka.transaction.sweep.ms",
                 get("s3stream.kafka.transaction.sweep.ms", "1000"), 10, Integer.MAX_VALUE);
         this.leaseRenewMs = intValue("s3stream.kafka.lease.renew.ms", get("s3stream.kafka.lease.renew.ms", "1000"), 50,
@@ -365,6 +368,13 @@ public final class ShellConfig {
     public Path dataDir() { return dataDir; }
     public long retentionCheckIntervalMs() { return retentionCheckIntervalMs; }
     public long reconcileMs() { return reconcileMs; }
+
+    /**
+     * How long the first offset commit waits for others before they are written together (0: written at once;
+     * commits that arrive while one is written still go together in the next change). Each change is one
+     * object-store write.
+     */
+    public long offsetsCommitLingerMs() { return offsetsCommitLingerMs; }
     /**
      * How often TLS listeners look for new key and trust store files ({@code s3stream.kafka.ssl.reload.check.ms},
      * default 30 s); 0 never.

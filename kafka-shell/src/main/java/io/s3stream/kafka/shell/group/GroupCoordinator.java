@@ -118,7 +118,7 @@ public final class GroupCoordinator implements AutoCloseable {
             } catch (java.util.concurrent.RejectedExecutionException closing) {
                 task.run(); // closing: still complete the commits in flight
             }
-        });
+        }, exec, config.offsetsCommitLingerMs());
         exec.scheduleWithFixedDelay(this::expireSessions, 200, 200, TimeUnit.MILLISECONDS);
     }
 
@@ -598,7 +598,10 @@ public final class GroupCoordinator implements AutoCloseable {
      */
     CompletableFuture<Map<TopicPartition, Committed>> committed(String groupId) {
         String prefix = OFFSET_PREFIX + URLEncoder.encode(groupId, StandardCharsets.UTF_8) + "/";
-        return kv.list(prefix).thenComposeAsync(stored -> {
+        // A read barrier first: the commits the previous coordinator acknowledged (before a failover, or before the
+        // group moved here) may not be in this shell's view yet, and answering without them would move the group's
+        // offsets back (ChaosIT caught OffsetFetch answering 11 records behind an acknowledged commit). One GET.
+        return kv.sync().thenCompose(v -> kv.list(prefix)).thenComposeAsync(stored -> {
             Map<TopicPartition, Committed> fresh = new HashMap<>();
             stored.forEach((k, v) -> {
                 String[] parts = k.substring(prefix.length()).split("/");

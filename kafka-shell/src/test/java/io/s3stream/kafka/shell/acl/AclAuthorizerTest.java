@@ -308,6 +308,11 @@ class AclAuthorizerTest {
         }
 
         @Override
+        public CompletableFuture<Void> sync() {
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
         public synchronized CompletableFuture<Void> update(java.util.Map<String, byte[]> puts,
                                                            java.util.Collection<String> deletes) {
             map.putAll(puts);

@@ -42,6 +42,11 @@ class OffsetWriterTest {
         }
 
         @Override
+        public CompletableFuture<Void> sync() {
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
         public CompletableFuture<Optional<byte[]>> get(String key) {
             throw new UnsupportedOperationException();
         }
@@ -123,6 +128,29 @@ class OffsetWriterTest {
         awaitChanges(kv, 3);
         kv.change(2).complete(null);
         later.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void withALingerTheFirstCommitWaitsForOthersAndTheyGoTogether() throws Exception {
+        HeldKeyValues kv = new HeldKeyValues();
+        java.util.concurrent.ScheduledExecutorService timer = java.util.concurrent.Executors
+                .newSingleThreadScheduledExecutor();
+        try {
+            OffsetWriter writer = new OffsetWriter(kv, Runnable::run, timer, 2_000);
+            List<CompletableFuture<Void>> commits = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                commits.add(writer.write(Map.of("o/g/t/" + i, new byte[] {1})));
+            }
+            assertThat(kv.count()).as("nothing written before the linger").isZero();
+            awaitChanges(kv, 1);
+            assertThat(kv.changes.getFirst()).as("the three commits in one change").hasSize(3);
+            kv.change(0).complete(null);
+            for (CompletableFuture<Void> f : commits) {
+                f.get(10, TimeUnit.SECONDS);
+            }
+        } finally {
+            timer.shutdownNow();
+        }
     }
 
     @Test
