@@ -86,7 +86,7 @@ class FullDiskTest {
                 Thread.sleep(100);
             }
             assertThat(storage.metrics().uploads().bytes()).isGreaterThanOrEqualTo(40L << 20);
-            Files.write(fs.path().resolve("other-files"), new byte[(int) Math.max(0, fs.usableBytes() - (6L << 20))]);
+            fillLeaving(fs, 6L << 20);
             long uploadedBefore = storage.metrics().uploads().bytes();
             List<CompletableFuture<?>> acks = new ArrayList<>(append(small, 128)); // 8 MiB
             acks.addAll(append(big, 128));
@@ -127,6 +127,26 @@ class FullDiskTest {
                     }
                 }
                 assertThat(next).isEqualTo(128);
+            }
+        }
+    }
+
+    /**
+     * Other files take all but {@code leave} bytes. The engine may be writing at the same moment (an upload, a
+     * compaction output), so a write that finds the space gone is measured again and retried.
+     */
+    private static void fillLeaving(SmallFileSystem fs, long leave) throws Exception {
+        java.nio.file.Path filler = fs.path().resolve("other-files");
+        for (int attempt = 0; ; attempt++) {
+            try {
+                Files.write(filler, new byte[(int) Math.max(0, fs.usableBytes() - leave)]);
+                return;
+            } catch (java.io.IOException e) {
+                Files.deleteIfExists(filler);
+                if (attempt == 20) {
+                    throw e;
+                }
+                Thread.sleep(50);
             }
         }
     }
