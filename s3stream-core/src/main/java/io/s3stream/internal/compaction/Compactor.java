@@ -163,18 +163,7 @@ public final class Compactor implements AutoCloseable {
     private final long nodeEpoch;
     private final RetiredObjects retired;
     private final ScheduledExecutorService thread;
-    /**
-     * Deletion also runs on a thread of its own, so that retired objects go (and space comes back) even while a
-     * compaction round is slow or stuck: the hour-long soak test once saw a round stall mid-upload and, with deletion
-     * only inside rounds, every trimmed object stayed for the rest of the run (disk use grew ~1 GB in 15 minutes).
-     */
-    private final ScheduledExecutorService deletionThread;
-    private final Object deletionLock = new Object();
-    /** When the running round started ({@link System#nanoTime()}), 0 between rounds; and the thread running it. */
-    private volatile long roundStartedNanos;
-    private volatile Thread roundThread;
-    private long lastStuckReportNanos;
-    static final long STUCK_ROUND_NANOS = TimeUnit.MINUTES.toNanos(10);
+    private final DeletionLoop deletion;
     private final MemoryGauge gauge = new MemoryGauge();
     private final Throttle throttle;
     private final Supplier<Map<Long, KeyCompaction>> keyCompacted;
@@ -223,41 +212,14 @@ public final class Compactor implements AutoCloseable {
                 Math.max(MIN_CHUNK_BYTES, settings.memoryBytes() / 4));
         this.thread = Executors.newSingleThreadScheduledExecutor(
                 r -> Thread.ofPlatform().daemon().name("s3stream-compactor").unstarted(r));
-        this.deletionThread = Executors.newSingleThreadScheduledExecutor(
-                r -> Thread.ofPlatform().daemon().name("s3stream-object-deletion").unstarted(r));
+        this.deletion = new DeletionLoop(retired, objectsDeleted::add, this::noteFailure);
     }
 
     /** Schedules rounds every interval (the first after one interval). */
     public void start() {
         long ms = settings.interval().toMillis();
         thread.scheduleWithFixedDelay(this::round, ms, ms, TimeUnit.MILLISECONDS);
-        deletionThread.scheduleWithFixedDelay(this::deletionPass, ms, ms, TimeUnit.MILLISECONDS);
-    }
-
-    /** The deletion thread's round: deletion, and a report of a compaction round that has run for too long. */
-    private void deletionPass() {
-        if (closed) {
-            return;
-        }
-        try {
-            deleteDue();
-        } catch (RuntimeException e) {
-            noteFailure("deletion pass failed", e);
-        }
-        long started = roundStartedNanos;
-        Thread t = roundThread;
-        long now = System.nanoTime();
-        if (started != 0 && t != null && now - started > STUCK_ROUND_NANOS
-                && (lastStuckReportNanos == 0 || now - lastStuckReportNanos > STUCK_ROUND_NANOS)) {
-            lastStuckReportNanos = now;
-            StringBuilder where = new StringBuilder();
-            for (StackTraceElement e : t.getStackTrace()) {
-                where.append("\n\tat ").append(e);
-            }
-            LOG.log(System.Logger.Level.WARNING, "a compaction round has run for "
-                    + TimeUnit.NANOSECONDS.toMinutes(now - started) + " minutes (deletion goes on without it); the "
-                    + "compactor is at:" + where);
-        }
+        deletion.start(ms);
     }
 
     /** Runs one whole round (deletion, SSO and SO compaction) on the owner thread and waits for it. */
@@ -285,18 +247,17 @@ public final class Compactor implements AutoCloseable {
         if (closed) {
             return;
         }
-        roundThread = Thread.currentThread();
-        roundStartedNanos = System.nanoTime();
+        deletion.roundStarted();
         try {
             roundSteps();
         } finally {
-            roundStartedNanos = 0;
+            deletion.roundEnded();
         }
     }
 
     private void roundSteps() {
         try {
-            deleteDue();
+            deletion.deleteDue();
         } catch (RuntimeException e) {
             noteFailure("deletion pass failed", e);
         }
@@ -324,14 +285,6 @@ public final class Compactor implements AutoCloseable {
         Throwable cause = Futures.unwrap(e);
         lastError = what + ": " + cause.getMessage();
         LOG.log(System.Logger.Level.WARNING, lastError, cause);
-    }
-
-    // ------------------------------------------------------------------------------------------------ deletion
-
-    private void deleteDue() {
-        synchronized (deletionLock) { // the round's pass and the deletion thread's
-            objectsDeleted.add(retired.deleteDue());
-        }
     }
 
     // ------------------------------------------------------------------------------------------------ planning
@@ -782,14 +735,11 @@ public final class Compactor implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        deletionThread.shutdown();
         thread.shutdown();
         try {
+            deletion.close();
             if (!thread.awaitTermination(60, TimeUnit.SECONDS)) {
                 thread.shutdownNow();
-            }
-            if (!deletionThread.awaitTermination(60, TimeUnit.SECONDS)) {
-                deletionThread.shutdownNow();
             }
         } catch (InterruptedException e) {
             thread.shutdownNow();
@@ -800,7 +750,7 @@ public final class Compactor implements AutoCloseable {
     /** Crash simulation: stop at once. */
     public void halt() {
         closed = true;
-        deletionThread.shutdownNow();
+        deletion.halt();
         thread.shutdownNow();
     }
 }

@@ -2,6 +2,7 @@ package io.s3stream.internal.manifest;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.s3stream.CorruptDataException;
 import io.s3stream.StorageIOException;
 import io.s3stream.spi.ObjectInfo;
@@ -10,6 +11,7 @@ import io.s3stream.spi.ObjectStore;
 import io.s3stream.spi.ObjectStoreException;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -36,6 +38,62 @@ final class ManifestIo {
         this.config = config;
         this.logPrefix = config.prefix() + "log/";
         this.checkpointPrefix = config.prefix() + "checkpoint/";
+    }
+
+    /** What {@link #claim} returns when the entry that beat us vanished before we could read it. */
+    static final byte[] VANISHED = new byte[0];
+
+    /**
+     * Creates entry {@code seq} with {@code bytes} unless it exists. Returns {@code bytes} itself if this writer's
+     * entry is there (created now, or by an earlier attempt whose answer was lost), else the bytes that won.
+     */
+    byte[] claim(long seq, byte[] bytes) {
+        String key = logKey(seq);
+        Throwable last = null;
+        for (int attempt = 1; attempt <= config.maxAttempts(); attempt++) {
+            if (attempt > 1) {
+                backoff(attempt - 1);
+            }
+            boolean taken = false; // the store answered "exists"
+            try {
+                counters.puts.incrementAndGet();
+                ByteBuf data = Unpooled.wrappedBuffer(bytes);
+                CompletableFuture<Boolean> put = store.putIfAbsent(key, data);
+                put.whenComplete((r, t) -> data.release());
+                if (await(put)) {
+                    return bytes;
+                }
+                taken = true;
+            } catch (ObjectStoreException e) {
+                if (!e.isRetriable()) {
+                    throw failure("create " + key, e);
+                }
+                last = e;
+            } catch (TimeoutException e) {
+                last = e;
+            }
+            // Lost the race, or the outcome is unclear: the key says who won.
+            try {
+                counters.gets.incrementAndGet();
+                byte[] there = toBytes(await(store.get(key)));
+                return Arrays.equals(there, bytes) ? bytes : there;
+            } catch (ObjectNotFoundException e) {
+                if (taken) {
+                    // It existed a moment ago (the create said so) and is gone: garbage collection overtook us.
+                    return VANISHED;
+                }
+                // our create did not land: try again
+            } catch (ObjectStoreException e) {
+                if (!e.isRetriable()) {
+                    throw failure("read " + key, e);
+                }
+                last = e;
+            } catch (TimeoutException e) {
+                last = e;
+            }
+        }
+        throw new StorageIOException("manifest commit of " + key + " in " + store.description() + " failed after "
+                + config.maxAttempts() + " attempts; nothing was committed. Last error: " + last, last, true);
     }
 
     ObjectStore store() {

@@ -1,7 +1,6 @@
 package io.s3stream.internal.manifest;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.s3stream.CorruptDataException;
 import io.s3stream.StorageIOException;
 import io.s3stream.StreamOptions;
@@ -15,14 +14,12 @@ import io.s3stream.spi.ObjectMetadata;
 import io.s3stream.spi.ObjectNotFoundException;
 import io.s3stream.spi.ObjectState;
 import io.s3stream.spi.ObjectStore;
-import io.s3stream.spi.ObjectStoreException;
 import io.s3stream.spi.StreamMetadata;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.SortedMap;
@@ -102,8 +99,6 @@ public final class ManifestMetadataStore implements MetadataStore {
 
     private static final System.Logger LOG = System.getLogger(ManifestMetadataStore.class.getName());
     private static final int FETCH_WINDOW = 32;
-    /** What {@link #claim} returns when the entry that beat us vanished before we could read it. */
-    private static final byte[] VANISHED = new byte[0];
 
     private final ObjectStore store;
     private final InstantSource clock;
@@ -344,8 +339,8 @@ public final class ManifestMetadataStore implements MetadataStore {
             long seq = viewSeq + 1;
             ManifestFormat.Entry entry = new ManifestFormat.Entry(seq, writerId, ++writerCounter, at, ops);
             byte[] bytes = ManifestFormat.encodeEntry(entry);
-            byte[] winner = claim(seq, bytes);
-            if (winner == VANISHED) {
+            byte[] winner = io.claim(seq, bytes);
+            if (winner == ManifestIo.VANISHED) {
                 freshAt = null; // an entry disappeared under us: re-read from the latest checkpoint
                 continue;
             }
@@ -369,59 +364,6 @@ public final class ManifestMetadataStore implements MetadataStore {
                 refresh();
             }
         }
-    }
-
-    /**
-     * Creates entry {@code seq} with {@code bytes} unless it exists. Returns {@code bytes} itself if this writer's
-     * entry is there (created now, or by an earlier attempt whose answer was lost), else the bytes that won.
-     */
-    private byte[] claim(long seq, byte[] bytes) {
-        String key = io.logKey(seq);
-        Throwable last = null;
-        for (int attempt = 1; attempt <= config.maxAttempts(); attempt++) {
-            if (attempt > 1) {
-                io.backoff(attempt - 1);
-            }
-            boolean taken = false; // the store answered "exists"
-            try {
-                io.counters.puts.incrementAndGet();
-                ByteBuf data = Unpooled.wrappedBuffer(bytes);
-                CompletableFuture<Boolean> put = store.putIfAbsent(key, data);
-                put.whenComplete((r, t) -> data.release());
-                if (io.await(put)) {
-                    return bytes;
-                }
-                taken = true;
-            } catch (ObjectStoreException e) {
-                if (!e.isRetriable()) {
-                    throw io.failure("create " + key, e);
-                }
-                last = e;
-            } catch (TimeoutException e) {
-                last = e;
-            }
-            // Lost the race, or the outcome is unclear: the key says who won.
-            try {
-                io.counters.gets.incrementAndGet();
-                byte[] there = ManifestIo.toBytes(io.await(store.get(key)));
-                return Arrays.equals(there, bytes) ? bytes : there;
-            } catch (ObjectNotFoundException e) {
-                if (taken) {
-                    // It existed a moment ago (the create said so) and is gone: garbage collection overtook us.
-                    return VANISHED;
-                }
-                // our create did not land: try again
-            } catch (ObjectStoreException e) {
-                if (!e.isRetriable()) {
-                    throw io.failure("read " + key, e);
-                }
-                last = e;
-            } catch (TimeoutException e) {
-                last = e;
-            }
-        }
-        throw new StorageIOException("manifest commit of " + key + " in " + store.description() + " failed after "
-                + config.maxAttempts() + " attempts; nothing was committed. Last error: " + last, last, true);
     }
 
     private Object applyEntry(ManifestFormat.Entry entry, int sizeBytes) {
