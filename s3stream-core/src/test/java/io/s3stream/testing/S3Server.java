@@ -193,11 +193,24 @@ public final class S3Server implements BeforeAllCallback {
         return withBucket(startMinio(host));
     }
 
+    /**
+     * Starts a MinIO of its own on 127.0.0.1 whose drive is {@code drive} (for example a small file system the test
+     * fills, to see what a full bucket does), with the test bucket created; the caller closes it. Always a process,
+     * whatever {@code S3STREAM_TEST_S3_ENDPOINT} says: the test needs the drive.
+     */
+    public static Running minioOnDrive(Path drive) {
+        return withBucket(startMinio("127.0.0.1", drive));
+    }
+
     private static Running startMinio() {
         return startMinio("127.0.0.1");
     }
 
     private static Running startMinio(String host) {
+        return startMinio(host, null);
+    }
+
+    private static Running startMinio(String host, Path drive) {
         String hint = "MinIO is needed for this test and was not found. Install the pinned build with\n"
                 + "  GOBIN=/opt/s3stream-tools/bin go install github.com/minio/minio@" + MINIO_VERSION + "\n"
                 + "(about 9 minutes on 2 cores; bin/test does it when no binary is cached), put a minio binary on PATH, "
@@ -217,7 +230,8 @@ public final class S3Server implements BeforeAllCallback {
         String endpoint = "http://" + host + ":" + port;
         TestServerProcess process;
         try {
-            process = TestServerProcess.start("minio", List.of(binary.toString(), "server", dir.resolve("data").toString(),
+            Path data = drive != null ? drive : dir.resolve("data");
+            process = TestServerProcess.start("minio", List.of(binary.toString(), "server", data.toString(),
                             "--address", host + ":" + port, "--console-address", "127.0.0.1:" + consolePort, "--quiet"),
                     Map.of("MINIO_ROOT_USER", "minioadmin", "MINIO_ROOT_PASSWORD", "minioadmin", "MINIO_UPDATE", "off",
                             "MINIO_BROWSER", "off", "MINIO_CI_CD", "1", "MINIO_KMS_SECRET_KEY", KMS_KEY),

@@ -42,6 +42,11 @@ class FullDiskTest {
     Path tmp;
 
     private static KafkaShell shell(Path dir) {
+        return KafkaShell.start(ShellConfig.of(settings(dir)));
+    }
+
+    /** Small WAL, caches and uploads, quick compaction and deletion: a few dozen MiB fill a small store. */
+    static Map<String, String> settings(Path dir) {
         Map<String, String> m = new HashMap<>();
         m.put("listeners", "PLAINTEXT://127.0.0.1:0");
         m.put("s3stream.data.dir", dir.toString());
@@ -53,7 +58,7 @@ class FullDiskTest {
         m.put("s3stream.upload.interval.ms", "500");
         m.put("s3stream.compaction.interval.ms", "500");
         m.put("s3stream.object.deletion.grace.period.ms", "1000");
-        return KafkaShell.start(ShellConfig.of(m));
+        return m;
     }
 
     private static KafkaProducer<byte[], byte[]> producer(KafkaShell shell) {
@@ -63,7 +68,8 @@ class FullDiskTest {
                 ProducerConfig.LINGER_MS_CONFIG, 5, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000));
     }
 
-    private static void produce(KafkaShell shell, String topic, int records) throws Exception {
+    /** Sends {@code records} records of 16 KiB to partition 0, record i filled with byte i, and waits for the acks. */
+    static void produce(KafkaShell shell, String topic, int records) throws Exception {
         try (KafkaProducer<byte[], byte[]> p = producer(shell)) {
             List<Future<?>> acks = new ArrayList<>();
             for (int i = 0; i < records; i++) {
@@ -132,26 +138,36 @@ class FullDiskTest {
             }
             shell.close();
             KafkaShell again = shell(dir);
-            try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(
-                    ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, again.bootstrapServers(),
-                    ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
-                    ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName()))) {
-                TopicPartition tp = new TopicPartition("small", 0);
-                c.assign(List.of(tp));
-                c.seekToBeginning(List.of(tp));
-                int read = 0;
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                while (read < 320 && System.nanoTime() < deadline) {
-                    for (var r : c.poll(Duration.ofMillis(200))) {
-                        assertThat(r.offset()).isEqualTo(read);
-                        assertThat(r.value()[0]).isEqualTo((byte) (read < 256 ? read : read - 256));
-                        read++;
-                    }
-                }
-                assertThat(read).isEqualTo(320);
+            try {
+                assertReadBack(again, "small", 256, 64);
             } finally {
                 again.close();
             }
+        }
+    }
+
+    /**
+     * Reads partition 0 of {@code topic} from the start: {@code first} records then {@code second} more, each filled
+     * as {@link #produce} fills them, in order, none missing.
+     */
+    static void assertReadBack(KafkaShell shell, String topic, int first, int second) {
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, shell.bootstrapServers(),
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName()))) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            int read = 0;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (read < first + second && System.nanoTime() < deadline) {
+                for (var r : c.poll(Duration.ofMillis(200))) {
+                    assertThat(r.offset()).isEqualTo(read);
+                    assertThat(r.value()[0]).isEqualTo((byte) (read < first ? read : read - first));
+                    read++;
+                }
+            }
+            assertThat(read).isEqualTo(first + second);
         }
     }
 }

@@ -4,6 +4,7 @@ import io.s3stream.InvalidConfigException;
 import io.s3stream.KeyValues;
 import io.s3stream.StreamStorage;
 import io.s3stream.TakeoverResult;
+import io.s3stream.kafka.shell.network.RateLimitedLog;
 import io.s3stream.kafka.shell.topic.TopicRegistry;
 
 import java.nio.charset.StandardCharsets;
@@ -47,6 +48,11 @@ public final class ClusterMembership implements AutoCloseable {
     static final String LEASE_PREFIX = "kafka/lease/";
     static final String FAILOVER_PREFIX = "kafka/failover/";
     private static final System.Logger LOG = System.getLogger(ClusterMembership.class.getName());
+    /** A metadata store that is down or full fails every round (one a second): one line a minute says so. */
+    private static final RateLimitedLog ROUND_FAILED = new RateLimitedLog(LOG, System.Logger.Level.WARNING,
+            TimeUnit.MINUTES.toNanos(1));
+    private static final RateLimitedLog SLOW_RENEWAL = new RateLimitedLog(LOG, System.Logger.Level.WARNING,
+            TimeUnit.MINUTES.toNanos(1));
 
     private final int nodeId;
     private final KeyValues kv;
@@ -116,7 +122,9 @@ public final class ClusterMembership implements AutoCloseable {
                 observe();
             }
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "lease round failed; retried next round", e);
+            Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+                    ? e.getCause() : e;
+            ROUND_FAILED.log(() -> "node " + nodeId + ": lease round failed, retried every round: " + cause);
         }
     }
 
@@ -140,9 +148,10 @@ public final class ClusterMembership implements AutoCloseable {
             lastRenewStartedNanos = started;
             long took = System.nanoTime() - started;
             if (took > renewNanos) {
-                LOG.log(System.Logger.Level.WARNING, "node {0}: renewing the lease took {1} ms (renewal every {2} ms, "
-                        + "timeout {3} ms): the metadata store is slow", nodeId, TimeUnit.NANOSECONDS.toMillis(took),
-                        TimeUnit.NANOSECONDS.toMillis(renewNanos), TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
+                SLOW_RENEWAL.log(() -> "node " + nodeId + ": renewing the lease took "
+                        + TimeUnit.NANOSECONDS.toMillis(took) + " ms (renewal every "
+                        + TimeUnit.NANOSECONDS.toMillis(renewNanos) + " ms, timeout "
+                        + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms): the metadata store is slow");
             }
             return;
         }

@@ -470,6 +470,18 @@ public final class S3ObjectStore implements ObjectStore {
         return new ObjectNotFoundException(description + ": no object '" + key + "' in bucket '" + bucket + "'");
     }
 
+    /**
+     * Whether the store refused for lack of space: a full drive (MinIO answers 507 {@code XMinioStorageFull} once the
+     * drive passes its free-space threshold; 507 Insufficient Storage in general) or a bucket over its quota (MinIO's
+     * {@code XMinioAdminBucketQuotaExceeded}, {@code QuotaExceeded} of other servers). Like a full local disk this goes
+     * away when data is deleted (retention, compaction, a topic deletion), so the request is retriable: the small
+     * manifest commit that records a deletion, the remedy, must get through once a few bytes are free.
+     */
+    static boolean isOutOfSpace(int status, String code) {
+        return status == 507 || "XMinioStorageFull".equals(code) || "XMinioAdminBucketQuotaExceeded".equals(code)
+                || "QuotaExceeded".equals(code);
+    }
+
     /** Maps an SDK failure to the SPI's exception: retriable or final, naming bucket, key and status. */
     ObjectStoreException map(String operation, String key, Throwable error) {
         Throwable c = Futures.unwrap(error);
@@ -489,7 +501,10 @@ public final class S3ObjectStore implements ObjectStore {
             }
             boolean retriable = status == 429 || status == 500 || status == 502 || status == 503 || status == 504
                     || "ConditionalRequestConflict".equals(code) || "RequestTimeout".equals(code)
-                    || "SlowDown".equals(code) || "InternalError".equals(code);
+                    || "SlowDown".equals(code) || "InternalError".equals(code) || isOutOfSpace(status, code)
+                    // The server did not take in the whole body the SDK sent (MinIO answers so on a drive with no byte
+                    // left): the request itself was right, and sending it again can succeed.
+                    || "IncompleteBody".equals(code);
             return new ObjectStoreException(text, c, retriable);
         }
         if (c instanceof SdkClientException || c instanceof java.io.IOException || c instanceof TimeoutException) {
