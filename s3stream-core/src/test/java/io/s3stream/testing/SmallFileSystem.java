@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A real file system of a given size (a tmpfs mount) for tests of a full disk: writes beyond its size fail with
@@ -40,6 +41,47 @@ public final class SmallFileSystem implements AutoCloseable {
             return Files.getFileStore(mountPoint).getUsableSpace();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Keeps the file system full but for {@code leaveBytes}, with files named {@code other-files-*} at its root, until
+     * the returned handle is closed: space the code under test frees meanwhile (compaction deleting its inputs) is
+     * taken at once. The files stay after the handle is closed.
+     */
+    public Filler keepFull(long leaveBytes) {
+        return new Filler(leaveBytes);
+    }
+
+    /** The thread of {@link #keepFull}; closing it stops the thread. */
+    public final class Filler implements AutoCloseable {
+        private final AtomicBoolean running = new AtomicBoolean(true);
+        private final Thread thread;
+
+        private Filler(long leaveBytes) {
+            thread = Thread.ofPlatform().daemon().name("small-fs-filler").start(() -> {
+                for (int n = 0; running.get(); n++) {
+                    long extra = usableBytes() - leaveBytes;
+                    try {
+                        if (extra > 64 * 1024) {
+                            Files.write(mountPoint.resolve("other-files-" + n), new byte[(int) extra]);
+                        }
+                        Thread.sleep(20);
+                    } catch (IOException | InterruptedException e) {
+                        // a race with the code under test for the last bytes: measure again
+                    }
+                }
+            });
+        }
+
+        @Override
+        public void close() {
+            running.set(false);
+            try {
+                thread.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -16,7 +16,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -61,20 +60,7 @@ class FullBucketMinioIT {
                 // what the operator deletes later, as MinIO's message asks.
                 Path ballast = fs.path().resolve("ballast");
                 Files.write(ballast, new byte[1 << 20]);
-                AtomicBoolean keepFull = new AtomicBoolean(true);
-                Thread filler = Thread.ofPlatform().daemon().start(() -> {
-                    for (int n = 0; keepFull.get(); n++) {
-                        long extra = fs.usableBytes() - (512L << 10);
-                        try {
-                            if (extra > 64 * 1024) {
-                                Files.write(fs.path().resolve("other-files-" + n), new byte[(int) extra]);
-                            }
-                            Thread.sleep(20);
-                        } catch (java.io.IOException | InterruptedException e) {
-                            // a race with MinIO for the last bytes: try again
-                        }
-                    }
-                });
+                SmallFileSystem.Filler filler = fs.keepFull(512L << 10);
                 Thread.sleep(500);
                 long uploaded = shell.metrics().uploads().bytes();
                 FullDiskTest.produce(shell, "small", 256); // 4 MiB: acknowledged (in the WAL), its upload refused for lack of space
@@ -94,8 +80,7 @@ class FullBucketMinioIT {
 
                 // The operator frees 1 MiB elsewhere on the drive: small writes fit again (a 2 MiB upload still does
                 // not), and deleting the topic that filled the bucket now works and brings its space back.
-                keepFull.set(false);
-                filler.join();
+                filler.close();
                 Files.delete(ballast);
                 long freeBefore = fs.usableBytes();
                 started = System.nanoTime();

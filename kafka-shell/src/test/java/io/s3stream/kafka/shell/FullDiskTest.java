@@ -26,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -99,20 +98,7 @@ class FullDiskTest {
                 }
                 // Other files keep the disk full, leaving 1 MiB: compaction may free some space meanwhile (it merges
                 // the uploaded objects and deletes its inputs), which they take at once.
-                AtomicBoolean keepFull = new AtomicBoolean(true);
-                Thread filler = Thread.ofPlatform().daemon().start(() -> {
-                    for (int n = 0; keepFull.get(); n++) {
-                        long extra = fs.usableBytes() - (1L << 20);
-                        try {
-                            if (extra > 64 * 1024) {
-                                Files.write(fs.path().resolve("other-files-" + n), new byte[(int) extra]);
-                            }
-                            Thread.sleep(20);
-                        } catch (java.io.IOException | InterruptedException e) {
-                            // a race with the shell for the last bytes: try again
-                        }
-                    }
-                });
+                SmallFileSystem.Filler filler = fs.keepFull(1L << 20);
                 Thread.sleep(500);
                 long uploaded = shell.metrics().uploads().bytes();
                 produce(shell, "small", 256); // 4 MiB: acknowledged (in the WAL), its upload fails for lack of space
@@ -121,8 +107,7 @@ class FullDiskTest {
                 // get through first (seen in CI), so this is reported, not asserted: the deletion must heal either way.
                 System.getLogger(FullDiskTest.class.getName()).log(System.Logger.Level.INFO,
                         "uploaded while the disk was full: " + (shell.metrics().uploads().bytes() - uploaded) + " bytes");
-                keepFull.set(false);
-                filler.join();
+                filler.close();
                 long freeBefore = fs.usableBytes();
 
                 long started = System.nanoTime();
