@@ -54,7 +54,7 @@ final class FileMultipartUpload implements MultipartUpload {
         }
         ByteBuf bytes = data.retainedSlice();
         return store.<Void>submit("uploadPart " + partNumber + " of", key, () -> {
-            storePart(partNumber, channel -> FileObjectStore.writeAll(bytes, channel));
+            storePart(partNumber, channel -> store.writeAll(bytes, channel));
             return null;
         }).whenComplete((v, e) -> bytes.release());
     }
@@ -78,17 +78,14 @@ final class FileMultipartUpload implements MultipartUpload {
             }
             try (in) {
                 StoreSupport.checkCopyRange(store.description(), sourceKey, in.size(), position, length);
-                storePart(partNumber, out -> {
-                    long done = 0;
-                    while (done < length) {
-                        long n = in.transferTo(position + done, length - done, out);
-                        if (n <= 0) {
-                            throw new ObjectStoreException(store.description() + ": source '" + sourceKey
-                                    + "' shrank while being copied", false);
-                        }
-                        done += n;
+                storePart(partNumber, out -> store.transferSliced(out, length, (done, max) -> {
+                    long n = in.transferTo(position + done, max, out);
+                    if (n <= 0) {
+                        throw new ObjectStoreException(store.description() + ": source '" + sourceKey
+                                + "' shrank while being copied", false);
                     }
-                });
+                    return n;
+                }));
             }
             return null;
         });
@@ -107,11 +104,7 @@ final class FileMultipartUpload implements MultipartUpload {
             Path temp = store.writeTemp(key, target.getParent(), true, out -> {
                 for (Path part : parts) {
                     try (FileChannel in = FileChannel.open(part, StandardOpenOption.READ)) {
-                        long size = in.size();
-                        long done = 0;
-                        while (done < size) {
-                            done += in.transferTo(done, size - done, out);
-                        }
+                        store.transferSliced(out, in.size(), (done, max) -> in.transferTo(done, max, out));
                     }
                 }
             });

@@ -34,6 +34,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * An {@link ObjectStore} kept in a local directory ({@code file:///absolute/dir}): each key is a relative path under
@@ -76,8 +77,12 @@ public final class FileObjectStore implements ObjectStore {
      * times; each retry needs a delete to slip in between creating the directory and the file in it.
      */
     private static final int DIRECTORY_RACE_ATTEMPTS = 100;
+    /** Bytes of a large object written between forces (see {@link #transferSliced}). */
+    static final int FORCE_EVERY_BYTES = 1 << 20;
 
     private final Path root;
+    /** Held while one slice of a large write or copy reaches the device (see {@link #transferSliced}). */
+    private final ReentrantLock bulkSlices = new ReentrantLock(true);
     private final String description;
     private final int minPartSizeBytes;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
@@ -549,15 +554,47 @@ public final class FileObjectStore implements ObjectStore {
         return dir;
     }
 
-    static void writeAll(ByteBuf bytes, FileChannel channel) throws IOException {
+    /** Writes {@code bytes} at the start of {@code channel}, in slices as {@link #transferSliced} describes. */
+    void writeAll(ByteBuf bytes, FileChannel channel) throws IOException {
         int index = bytes.readerIndex();
-        int remaining = bytes.readableBytes();
-        long position = 0;
-        while (remaining > 0) {
-            int written = bytes.getBytes(index, channel, position, remaining);
-            index += written;
-            position += written;
-            remaining -= written;
+        transferSliced(channel, bytes.readableBytes(),
+                (done, max) -> bytes.getBytes(index + (int) done, channel, done, (int) max));
+    }
+
+    /** Moves up to {@code max} bytes into the target at position {@code done}; returns how many it moved (> 0). */
+    @FunctionalInterface
+    interface SliceTransfer {
+        long transfer(long done, long max) throws IOException;
+    }
+
+    /**
+     * Moves {@code length} bytes into {@code out} through {@code transfer}. Content larger than one slice
+     * ({@link #FORCE_EVERY_BYTES}) goes in slices, each forced but the last (the caller forces the end), one slice of
+     * this store at a time: a store on the WAL's disk must not leave a whole object dirty for one flush at the end, nor
+     * let compaction's concurrent part copies flush several at once, because the device then writes tens of MiB in
+     * one go and every WAL write queued behind waits for it (measured: producer p99.9 54–86 ms instead of 13–15 ms
+     * during a compaction round at 10,000 rec/s; benchmarks/README.md).
+     */
+    void transferSliced(FileChannel out, long length, SliceTransfer transfer) throws IOException {
+        long done = 0;
+        while (done < length) {
+            long end = Math.min(length, done + FORCE_EVERY_BYTES);
+            boolean sliced = length > FORCE_EVERY_BYTES;
+            if (sliced) {
+                bulkSlices.lock();
+            }
+            try {
+                while (done < end) {
+                    done += transfer.transfer(done, end - done);
+                }
+                if (sliced && done < length) {
+                    out.force(false);
+                }
+            } finally {
+                if (sliced) {
+                    bulkSlices.unlock();
+                }
+            }
         }
     }
 

@@ -285,4 +285,32 @@ class FileObjectStoreTest extends ObjectStoreContractTest {
         assertThat(failure(upload.uploadPart(1, Unpooled.EMPTY_BUFFER))).hasMessageContaining("aborted");
         assertThat(failure(upload.complete())).hasMessageContaining("aborted");
     }
+
+    @Test
+    void objectsLargerThanOneSliceArriveWhole() {
+        // Writes, part copies and the concatenation at complete go to the device in 1 MiB slices: lengths around and
+        // across the slice boundary, and a copy from an unaligned position, must come back byte for byte.
+        int slice = FileObjectStore.FORCE_EVERY_BYTES;
+        byte[] large = bytes(3 * slice + 123);
+        put("big", large);
+        assertThat(getBytes("big")).isEqualTo(large);
+        byte[] exact = bytes(slice);
+        put("exact", exact);
+        assertThat(getBytes("exact")).isEqualTo(exact);
+
+        byte[] joined;
+        byte[] first = bytes(slice + 1);
+        byte[] copied = java.util.Arrays.copyOfRange(large, 7, 7 + 2 * slice + 5);
+        try (ObjectStore small = ObjectStores.open(root.toUri() + "?minPartSizeBytes=100")) {
+            ObjectStore.MultipartUpload upload = await(small.startMultipart("joined"));
+            uploadPart(upload, 1, first);
+            await(upload.uploadPartCopy(2, "big", 7, 2L * slice + 5));
+            uploadPart(upload, 3, bytes(10));
+            await(upload.complete());
+            joined = drain(await(small.get("joined")));
+        }
+        assertThat(joined.length).isEqualTo(first.length + copied.length + 10);
+        assertThat(java.util.Arrays.copyOfRange(joined, 0, first.length)).isEqualTo(first);
+        assertThat(java.util.Arrays.copyOfRange(joined, first.length, first.length + copied.length)).isEqualTo(copied);
+    }
 }
