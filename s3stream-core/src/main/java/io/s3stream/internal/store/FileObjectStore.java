@@ -572,20 +572,24 @@ public final class FileObjectStore implements ObjectStore {
      * ({@link #FORCE_EVERY_BYTES}) goes in slices, each forced but the last (the caller forces the end), one slice of
      * this store at a time: a store on the WAL's disk must not leave a whole object dirty for one flush at the end, nor
      * let compaction's concurrent part copies flush several at once, because the device then writes tens of MiB in
-     * one go and every WAL write queued behind waits for it (measured: producer p99.9 54–86 ms instead of 13–15 ms
-     * during a compaction round at 10,000 rec/s; benchmarks/README.md).
+     * one go and every WAL write queued behind waits for it (measured: producer p99.9 49–86 ms instead of 12–19 ms
+     * in a round meeting compaction at 10,000 rec/s; benchmarks/README.md).
      */
     void transferSliced(FileChannel out, long length, SliceTransfer transfer) throws IOException {
+        boolean sliced = length > FORCE_EVERY_BYTES;
         long done = 0;
         while (done < length) {
             long end = Math.min(length, done + FORCE_EVERY_BYTES);
-            boolean sliced = length > FORCE_EVERY_BYTES;
             if (sliced) {
                 bulkSlices.lock();
             }
             try {
                 while (done < end) {
-                    done += transfer.transfer(done, end - done);
+                    long moved = transfer.transfer(done, end - done);
+                    if (moved <= 0) {
+                        throw new IOException("no progress with " + (length - done) + " bytes left to write");
+                    }
+                    done += moved;
                 }
                 if (sliced && done < length) {
                     out.force(false);
