@@ -108,17 +108,7 @@ class FullDiskTest {
                 System.getLogger(FullDiskTest.class.getName()).log(System.Logger.Level.INFO,
                         "uploaded while the disk was full: " + (shell.metrics().uploads().bytes() - uploaded) + " bytes");
                 filler.close();
-                long freeBefore = fs.usableBytes();
-
-                long started = System.nanoTime();
-                admin.deleteTopics(List.of("big")).all().get(30, TimeUnit.SECONDS);
-                long deleteMs = (System.nanoTime() - started) / 1_000_000;
-                assertThat(deleteMs).as("DeleteTopics answered in %d ms", deleteMs).isLessThan(30_000);
-                deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-                while (fs.usableBytes() < freeBefore + (30L << 20) && System.nanoTime() < deadline) {
-                    Thread.sleep(200);
-                }
-                assertThat(fs.usableBytes()).as("the deleted topic's objects are gone").isGreaterThan(freeBefore + (30L << 20));
+                deleteAndAwaitSpace(admin, fs, "big");
                 produce(shell, "small", 64); // and the shell takes new records
             }
             shell.close();
@@ -129,6 +119,23 @@ class FullDiskTest {
                 again.close();
             }
         }
+    }
+
+    /**
+     * Deletes {@code topic}, which must answer within the Admin call's 30 s, and waits up to 60 s for more than 30 MiB
+     * of {@code fs} to come back (its objects deleted).
+     */
+    static void deleteAndAwaitSpace(Admin admin, SmallFileSystem fs, String topic) throws Exception {
+        long freeBefore = fs.usableBytes();
+        long started = System.nanoTime();
+        admin.deleteTopics(List.of(topic)).all().get(30, TimeUnit.SECONDS);
+        long deleteMs = (System.nanoTime() - started) / 1_000_000;
+        assertThat(deleteMs).as("DeleteTopics answered in %d ms", deleteMs).isLessThan(30_000);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (fs.usableBytes() < freeBefore + (30L << 20) && System.nanoTime() < deadline) {
+            Thread.sleep(200);
+        }
+        assertThat(fs.usableBytes()).as("the deleted topic's objects are gone").isGreaterThan(freeBefore + (30L << 20));
     }
 
     /**
