@@ -45,7 +45,11 @@ public interface Stream {
      */
     CompletableFuture<FetchResult> fetch(long startOffset, long endOffset, int maxBytes);
 
-    /** Makes everything below {@code newStartOffset} unreadable; the space is reclaimed later. */
+    /**
+     * Makes everything below {@code newStartOffset} unreadable; the space is reclaimed later, and records below it that
+     * are not uploaded yet are never uploaded. Fails with {@link OffsetOutOfRangeException} outside
+     * {@code [startOffset(), confirmedOffset()]}: only acknowledged records can be trimmed.
+     */
     CompletableFuture<Void> trim(long newStartOffset);
 
     /**
@@ -66,7 +70,9 @@ public interface Stream {
      * Closes the stream and deletes it with all its data. Its records not yet uploaded are not uploaded: once its
      * appends are processed the deletion is committed and those records are dropped, so destroying works (and frees
      * space) while uploads fail, as on a full disk or bucket. Its objects are deleted by the compactor after
-     * {@link StorageConfig#objectDeletionGracePeriod()}.
+     * {@link StorageConfig#objectDeletionGracePeriod()}. Calling it again waits for the same deletion; on a handle that
+     * was closed (or fenced by a newer handle) first it fails with {@link StreamClosedException}, since the stream was
+     * not deleted.
      */
     CompletableFuture<Void> destroy();
 }

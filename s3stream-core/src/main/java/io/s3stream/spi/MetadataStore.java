@@ -21,7 +21,9 @@ import java.util.concurrent.CompletableFuture;
  *       {@link io.s3stream.StreamFencedException}.</li>
  *   <li><b>Continuity.</b> A {@link CommitRequest} without compacted inputs must continue each stream exactly: for
  *       every stream, its ranges in the request, sorted, start at the stream's committed end offset and touch each
- *       other. The stream's end offset then moves to the end of the last range. A violation fails the whole request
+ *       other; the one exception is a gap that lies wholly below the stream's start offset (a trimmed prefix the
+ *       owner never uploaded), so a range may start past the end offset when it starts at or below the start offset.
+ *       The stream's end offset then moves to the end of the last range. A violation fails the whole request
  *       with {@link MetadataConflictException} and changes nothing.</li>
  *   <li><b>Compaction.</b> A request with compacted inputs replaces them by its outputs in one step; the outputs
  *       must cover exactly the live ranges of the inputs, and the inputs become {@link ObjectState#MARKED_FOR_DELETION}.</li>
@@ -72,7 +74,9 @@ public interface MetadataStore extends AutoCloseable {
     /**
      * Moves a stream's start offset forward; moving it backward is a no-op. The start offset may pass the committed end
      * offset, because the owner may trim data it still holds in its log cache; ranges committed later that lie wholly
-     * below the start are dead on arrival. The owner must not trim past its stream's next offset.
+     * below the start are dead on arrival, and the owner may leave such a trimmed prefix out of its uploads (see
+     * Continuity above). The owner must not trim past what it has acknowledged: every offset below the start offset
+     * was durably appended, so a gap below it never hides an append that failed.
      */
     CompletableFuture<StreamMetadata> trimStream(long streamId, long epoch, long newStartOffset);
 

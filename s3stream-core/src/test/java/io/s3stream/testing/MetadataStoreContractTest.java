@@ -466,6 +466,32 @@ public abstract class MetadataStoreContractTest {
         }
 
         @Test
+        void aGapIsAcceptedOnlyWhereItLiesWhollyBelowTheStartOffset() {
+            long s = createStream().streamId();
+            commitStreamObject(range(s, 0, 0, 30));
+            join(store.trimStream(s, 0, 50));
+            long id = prepare();
+            // [30, 51) would hide offset 50, which is readable.
+            assertFails(MetadataConflictException.class,
+                    () -> store.commitObjects(upload(streamObject(id, range(s, 0, 51, 60)))), "gap");
+            assertEquals(30, stream(s).endOffset());
+            // The trimmed prefix [30, 45) was never uploaded: the range after it is accepted and live.
+            long after = commitStreamObject(range(s, 0, 45, 60));
+            assertEquals(ObjectState.COMMITTED, state(after));
+            assertEquals(60, stream(s).endOffset());
+            assertEquals(List.of(after), objectIds(s, 50, 60, 100));
+            // Past the start offset, continuity is exact again.
+            long next = prepare();
+            assertFails(MetadataConflictException.class,
+                    () -> store.commitObjects(upload(streamObject(next, range(s, 0, 61, 70)))), "gap");
+            // A range may also start exactly at the start offset.
+            long t = createStream().streamId();
+            join(store.trimStream(t, 0, 20));
+            commitStreamObject(range(t, 0, 20, 25));
+            assertEquals(25, stream(t).endOffset());
+        }
+
+        @Test
         void streamSetObjectDiesOnlyWhenEveryRangeIsDead() {
             long s1 = createStream().streamId();
             long s2 = createStream().streamId();

@@ -20,6 +20,7 @@ import io.s3stream.spi.WriteAheadLog;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
@@ -28,8 +29,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongUnaryOperator;
 
 /**
  * Turns one sealed log-cache block into committed objects: the work of one upload, shared by the upload pipeline
@@ -52,6 +55,12 @@ import java.util.concurrent.atomic.LongAdder;
  * A stream that was fenced or deleted meanwhile makes the commit fail; such streams are left out and the commit is
  * retried (their data stays out of the manifest; written objects expire with their prepared ids). A fenced node fails
  * with {@link NodeFencedException}.
+ *
+ * <h2>Data nobody needs</h2>
+ * Batches of a destroyed stream ({@link #drop}) and batches wholly below a stream's committed trim point are not
+ * written: a trim or a deletion is how a user frees space, and it must shrink an upload that a full disk or bucket
+ * refuses rather than wait for it. Leaving a trimmed prefix out makes the stream's next range start past its committed
+ * end; the manifest accepts such a gap when it lies wholly below the stream's start offset.
  *
  * <h2>Threading</h2>
  * Not thread-safe: one caller at a time (the uploader thread, or a recovery on its own thread). It blocks on the
@@ -100,17 +109,22 @@ final class BlockUploader {
      * committed, so nothing needs them), which is what lets a stream be destroyed while uploads fail — a full disk or
      * bucket — and shrinks what is left to write.
      */
-    private final java.util.Set<Long> dropped = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<Long> dropped = ConcurrentHashMap.newKeySet();
+    /** A stream's start offset as committed in the manifest, or -1 when unknown here (see the constructor). */
+    private final LongUnaryOperator committedStart;
     private long reservedFirstId;
     private int reservedCount;
     private long reservedAtNanos;
 
     /**
-     * @param nodeId    the node whose WAL the block came from, committing at {@code nodeEpoch}; a takeover commits as
-     *                  the dead node at the epoch that fenced it
+     * @param nodeId         the node whose WAL the block came from, committing at {@code nodeEpoch}; a takeover
+     *                       commits as the dead node at the epoch that fenced it
+     * @param committedStart a stream's start offset once the manifest has committed it, or -1 when unknown; batches
+     *                       wholly below it are left out of uploads. It must never answer an offset the manifest has
+     *                       not committed as the stream's start.
      */
     BlockUploader(ObjectStorage objects, MetadataStore metadata, WriteAheadLog wal, ByteBufAllocator alloc,
-                  long nodeId, long nodeEpoch, Settings settings) {
+                  long nodeId, long nodeEpoch, Settings settings, LongUnaryOperator committedStart) {
         this.objects = objects;
         this.metadata = metadata;
         this.wal = wal;
@@ -118,6 +132,7 @@ final class BlockUploader {
         this.nodeId = nodeId;
         this.nodeEpoch = nodeEpoch;
         this.settings = settings;
+        this.committedStart = committedStart;
     }
 
     /**
@@ -138,9 +153,11 @@ final class BlockUploader {
                 excluded.add(run.streamId);
             }
         }
+        Set<CachedBatch> trimmed = trimmedBatches(runs);
         while (true) {
             List<CommitRequest.NewObject> adopted = new ArrayList<>(segments.size());
-            Set<CachedBatch> covered = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+            Set<CachedBatch> covered = Collections.newSetFromMap(new IdentityHashMap<>());
+            covered.addAll(trimmed); // "covered" by nothing: not written at all
             for (WalSegment segment : segments) {
                 adopted.add(adopt(segment, runs, excluded, covered));
             }
@@ -234,6 +251,27 @@ final class BlockUploader {
                 }
             }
         }
+    }
+
+    /**
+     * The block's batches that lie wholly below their stream's committed start offset. They are a prefix of each
+     * stream's batches, so what remains of a stream starts at or below its start offset.
+     */
+    private Set<CachedBatch> trimmedBatches(List<LogCache.Run> runs) {
+        Set<CachedBatch> out = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (LogCache.Run run : runs) {
+            long start = committedStart.applyAsLong(run.streamId);
+            if (start <= run.startOffset) {
+                continue;
+            }
+            for (CachedBatch b : run.batches) {
+                if (b.endOffset() > start) {
+                    break;
+                }
+                out.add(b);
+            }
+        }
+        return out;
     }
 
     /** Segments of the WAL that end inside the block, or none when the WAL has no segments. */
@@ -390,6 +428,14 @@ final class BlockUploader {
         return new CommitRequest.NewObject(objectId, type, size, ranges);
     }
 
+    /**
+     * Whether a range starting at {@code offset} may follow the stream's committed data: at its end offset, or past it
+     * when the gap lies wholly below its start offset (a trimmed prefix that was never uploaded).
+     */
+    static boolean continues(StreamMetadata stream, long offset) {
+        return offset == stream.endOffset() || (offset > stream.endOffset() && offset <= stream.startOffset());
+    }
+
     /** Streams of the block that moved on (deleted, newer epoch, or end offset no longer matching). */
     private Set<Long> streamsThatCannotCommit(List<LogCache.Run> runs, Set<Long> excluded) {
         Set<Long> dead = new HashSet<>();
@@ -403,7 +449,7 @@ final class BlockUploader {
             Optional<StreamMetadata> meta = metadata.getStream(e.getKey()).join();
             LogCache.Run run = e.getValue();
             if (meta.isEmpty() || meta.get().state() == StreamState.DELETED || meta.get().epoch() > run.epoch
-                    || meta.get().endOffset() != run.startOffset) {
+                    || !continues(meta.get(), run.startOffset)) {
                 dead.add(e.getKey());
             }
         }

@@ -92,7 +92,7 @@ public final class StorageEngine implements AutoCloseable {
         ObjectFetcher fetcher = new ObjectFetcher(objects, blockCache, readAhead, catchUp, 10_000);
         this.readPath = new ReadPath(logCache, metadata, fetcher, readAhead);
         this.blockUploader = new BlockUploader(objects, metadata, wal, alloc, config.nodeId(), nodeEpoch,
-                uploadSettings(config));
+                uploadSettings(config), this::committedStart);
         this.uploader = new Uploader(logCache, blockUploader, wal::trim, new Uploader.Listener() {
             @Override
             public void nodeFenced(NodeFencedException e) {
@@ -207,6 +207,15 @@ public final class StorageEngine implements AutoCloseable {
                 });
     }
 
+    /**
+     * The start offset of a stream open here (a handle takes it from the manifest and moves it only after the manifest
+     * committed a trim), or -1: what the uploader may leave out.
+     */
+    private long committedStart(long streamId) {
+        StreamHandle handle = streams.get(streamId);
+        return handle == null ? -1 : handle.startOffset();
+    }
+
     /** Stream.close()/destroy(): refuse appends, upload, then record the close (or delete) in the manifest. */
     private void closeStream(StreamHandle handle, boolean destroy) {
         sequencer.refuse(handle, StreamHandle.closed(handle.streamId()));
@@ -215,8 +224,8 @@ public final class StorageEngine implements AutoCloseable {
 
     private CompletableFuture<Void> finishStream(StreamHandle handle, boolean destroy) {
         CompletableFuture<Void> done = handle.closeFuture();
-        if (done.isDone()) {
-            return done;
+        if (!handle.beginEnding(destroy)) {
+            return done; // closing or destroying already: the first call decided
         }
         // A destroyed stream's data is not uploaded first: its deletion must not wait for an upload that fails (a full
         // disk or bucket, where deleting data is the remedy), so once its appends are processed the deletion is
@@ -328,8 +337,9 @@ public final class StorageEngine implements AutoCloseable {
             long recovered;
             LogCache cache = new LogCache(2 * config.uploadThresholdBytes() + 2L * config.maxBatchBytes());
             try (WriteAheadLog deadWal = backend.provider().open(backend.uri(), context)) {
+                // The replay leaves trimmed records out itself (it reads every stream's start offset).
                 BlockUploader uploads = new BlockUploader(objects, metadata, deadWal, alloc, deadNodeId, fencingEpoch,
-                        uploadSettings(config));
+                        uploadSettings(config), streamId -> -1);
                 replayed = new WalReplay(deadWal, metadata, cache, uploads, config.uploadThresholdBytes(),
                         config.backpressureTimeout().toNanos()).run();
                 recovered = System.nanoTime();

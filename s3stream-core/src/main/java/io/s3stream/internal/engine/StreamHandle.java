@@ -42,6 +42,11 @@ final class StreamHandle implements Stream {
     /** The failure of the first failed append; later batches of this handle fail too (no holes). Drain thread only. */
     Throwable holeCause;
     private final CompletableFuture<Void> closeFuture = new CompletableFuture<>();
+    /** {@link #OPEN}, or how the handle ends: decided once, by the first close, destroy or fencing reopen. */
+    private final java.util.concurrent.atomic.AtomicInteger ending = new java.util.concurrent.atomic.AtomicInteger(OPEN);
+    private static final int OPEN = 0;
+    private static final int CLOSING = 1;
+    private static final int DESTROYING = 2;
     /** The embedder's key compaction of this stream, or null; read by the compactor. */
     private volatile KeyCompaction keyCompaction;
 
@@ -54,8 +59,11 @@ final class StreamHandle implements Stream {
         this.streamId = stream.streamId();
         this.epoch = stream.epoch();
         this.startOffset = stream.startOffset();
-        this.confirmedOffset = stream.endOffset();
-        this.nextOffset = stream.endOffset();
+        // The committed end stays below the start when a trimmed prefix was never uploaded (BlockUploader); every
+        // offset below the start was acknowledged, so the stream continues at the start.
+        long next = Math.max(stream.endOffset(), stream.startOffset());
+        this.confirmedOffset = next;
+        this.nextOffset = next;
     }
 
     @Override
@@ -104,10 +112,13 @@ final class StreamHandle implements Stream {
         if (refused != null) {
             return CompletableFuture.failedFuture(refused);
         }
-        long next = sequencer.nextOffset(this);
-        if (newStartOffset < startOffset || newStartOffset > next) {
+        // Bounded by what is acknowledged, not by what is assigned: the uploader leaves data below a trim point out,
+        // and the manifest accepts the gap, which is safe only if no failed append can hide in it.
+        long confirmed = confirmedOffset;
+        if (newStartOffset < startOffset || newStartOffset > confirmed) {
             return CompletableFuture.failedFuture(new OffsetOutOfRangeException("stream " + streamId
-                    + ": trim point " + newStartOffset + " is outside [" + startOffset + ", " + next + "]"));
+                    + ": trim point " + newStartOffset + " is outside [" + startOffset + ", " + confirmed
+                    + "] (start, confirmed offset)"));
         }
         return metadata.trimStream(streamId, epoch, newStartOffset).thenAccept(meta -> {
             synchronized (this) {
@@ -134,11 +145,24 @@ final class StreamHandle implements Stream {
     @Override
     public CompletableFuture<Void> destroy() {
         closer.close(this, true);
+        if (ending.get() != DESTROYING) {
+            // Closed (or fenced by a newer handle) first: the close's success must not read as a deletion.
+            return CompletableFuture.failedFuture(new StreamClosedException("stream " + streamId + " at epoch " + epoch
+                    + " was closed on this node before it could be destroyed; open it again to destroy it"));
+        }
         return closeFuture;
     }
 
     CompletableFuture<Void> closeFuture() {
         return closeFuture;
+    }
+
+    /**
+     * Decides how the handle ends, once: true for the first call (which then finishes the handle), false for every
+     * later one (a second close or destroy waits for the first).
+     */
+    boolean beginEnding(boolean destroy) {
+        return ending.compareAndSet(OPEN, destroy ? DESTROYING : CLOSING);
     }
 
     /** Refuses further appends (under the sequencer's lock: see {@link AppendSequencer#refuse}). */

@@ -9,6 +9,7 @@ import io.s3stream.spi.WriteAheadLog;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Reads a WAL from its trim point and commits what it holds: the recovery at start (the node's own WAL, into the
@@ -17,8 +18,11 @@ import java.util.Map;
  *
  * <h2>Which records</h2>
  * Per stream, the manifest's committed end offset says where the stream continues. A record wholly below it is already
- * in committed objects and is skipped; a record that does not start exactly at the stream's next expected offset
- * follows a failed append (it was never acknowledged) and is dropped; records of deleted streams are skipped. Every
+ * in committed objects and is skipped, and so is a record wholly below the stream's start offset (trimmed: nothing
+ * needs it, and the uploader may have left it out before); a record that does not start exactly at the stream's next
+ * expected offset follows a failed append (it was never acknowledged) and is dropped, unless the gap before it lies
+ * wholly below the start offset (a trimmed prefix left out of an upload; trims never pass an acknowledged offset, so
+ * no failed append hides there); records of deleted streams are skipped. Every
  * other record is put back into the log cache, and the cache is uploaded in blocks of about the upload threshold that
  * end on WAL segment boundaries ({@link BlockUploader}: a wal-object segment is then committed as it is, with no data
  * written). Trailing segments that hold no record (a seal) are committed too, and the WAL is then trimmed past
@@ -51,6 +55,8 @@ final class WalReplay {
     private final long backpressureNanos;
     /** Per stream, the offset its next record must start at; -1 for a deleted stream. */
     private final Map<Long, Long> expectedNext = new HashMap<>();
+    /** Per stream seen, its start offset in the manifest. */
+    private final Map<Long, Long> startOffsets = new HashMap<>();
     private long kept;
     private long dropped;
 
@@ -98,14 +104,18 @@ final class WalReplay {
             record.release();
             throw e;
         }
-        long expected = expectedNext.computeIfAbsent(d.streamId(), id -> metadata.getStream(id).join()
-                .filter(m -> m.state() != StreamState.DELETED).map(StreamMetadata::endOffset).orElse(-1L));
+        long expected = expectedNext.computeIfAbsent(d.streamId(), this::committedEnd);
         long end = d.baseOffset() + d.count();
+        long start = startOffsets.getOrDefault(d.streamId(), -1L);
         if (expected < 0 || end <= expected) {
             record.release(); // deleted stream, or already in committed objects
             return;
         }
-        if (d.baseOffset() != expected) {
+        if (end <= start) {
+            record.release(); // trimmed
+            return;
+        }
+        if (d.baseOffset() != expected && !(d.baseOffset() > expected && d.baseOffset() <= start)) {
             record.release(); // follows a failed append: never acknowledged
             dropped++;
             return;
@@ -127,6 +137,14 @@ final class WalReplay {
         }
         expectedNext.put(d.streamId(), end);
         kept++;
+    }
+
+    /** The stream's committed end offset (its start offset noted), or -1 when it was deleted. */
+    private long committedEnd(long streamId) {
+        Optional<StreamMetadata> meta = metadata.getStream(streamId).join()
+                .filter(m -> m.state() != StreamState.DELETED);
+        meta.ifPresent(m -> startOffsets.put(streamId, m.startOffset()));
+        return meta.map(StreamMetadata::endOffset).orElse(-1L);
     }
 
     private void upload(LogCache.Block block) {

@@ -48,7 +48,7 @@ import java.util.function.Supplier;
  *       no-op. <b>The start offset may pass the end offset</b>: the engine trims up to its confirmed offset, whose
  *       data may still wait in a log cache for upload; the store does not know the stream's next offset and so
  *       cannot bound the trim, and the engine must not trim past it. Ranges committed later that lie wholly below
- *       the start offset are dead on arrival. (This refines the SPI's "never past its end offset".)</li>
+ *       the start offset are dead on arrival, and an upload may leave them out (see {@code commitObjects}). (This refines the SPI's "never past its end offset".)</li>
  *   <li>{@code deleteStream}: epoch at least the current one (older: fenced), whoever holds the stream; it becomes
  *       {@code DELETED} with owner -1 and the given epoch. Deleting twice fails with not-found.</li>
  *   <li>{@code getStream} returns a deleted stream with state {@code DELETED}; {@code listStreams} omits it.</li>
@@ -68,7 +68,8 @@ import java.util.function.Supplier;
  *         <li><b>Upload</b> (no compacted inputs): at most one {@code STREAM_SET} object. For each stream: it must
  *             exist ({@link io.s3stream.StreamNotFoundException}); every range's epoch must be the stream's current
  *             epoch (older: fenced; newer: conflict); the ranges must start at the stream's end offset and touch
- *             (a gap or an overlap is a conflict); the end offset then moves to the last range's end. Ownership is
+ *             (a gap or an overlap is a conflict, except a gap wholly below the start offset: a trimmed prefix the
+ *             owner left out of its upload); the end offset then moves to the last range's end. Ownership is
  *             <em>not</em> checked, so a node that took over another node's WAL can upload its data. A stream
  *             <b>deleted meanwhile is skipped</b>: its ranges are accepted unchecked but dead on arrival, so the rest
  *             of the upload (and the WAL trim behind it) is not held up by a deletion.</li>

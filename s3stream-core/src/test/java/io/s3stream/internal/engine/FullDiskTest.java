@@ -39,7 +39,11 @@ class FullDiskTest {
     Path tmp;
 
     private static StreamStorage open(String name, Path data, Path bucket) {
-        return StreamStorage.open(StorageConfig.builder()
+        return StreamStorage.open(config(name, data, bucket, Duration.ofMillis(500)));
+    }
+
+    private static StorageConfig config(String name, Path data, Path bucket, Duration uploadInterval) {
+        return StorageConfig.builder()
                 .nodeId(1)
                 .dataDir(data)
                 .wal("mem://" + name + "?capacity=96MiB")
@@ -48,10 +52,10 @@ class FullDiskTest {
                 .blockCacheBytes(4L << 20)
                 .uploadThresholdBytes(2L << 20)
                 .maxBatchBytes(1 << 20)
-                .uploadInterval(Duration.ofMillis(500))
+                .uploadInterval(uploadInterval)
                 .objectDeletionGracePeriod(Duration.ofSeconds(1))
                 .compactionInterval(Duration.ofMillis(500))
-                .build());
+                .build();
     }
 
     private static byte[] payload(long stream, long i) {
@@ -127,6 +131,72 @@ class FullDiskTest {
                     }
                 }
                 assertThat(next).isEqualTo(128);
+            }
+        }
+    }
+
+    /**
+     * Trimming is the other remedy: records trimmed before they were uploaded are left out of the upload that the full
+     * disk refuses, so the rest of it goes through; after a crash the WAL's records past the trimmed gap are recovered
+     * and the stream continues at its start offset, never reusing an offset.
+     */
+    @Test
+    void trimmingWhatWaitsForUploadLetsTheRestThroughAndSurvivesACrash() throws Exception {
+        String name = "full-disk-trim-" + UUID.randomUUID();
+        try (SmallFileSystem fs = SmallFileSystem.mount(tmp.resolve("fs"), 64)) {
+            Path bucket = Files.createDirectories(fs.path().resolve("bucket"));
+            Path data = Files.createDirectories(tmp.resolve("data"));
+            // Blocks are sealed by size only (an hour between timed rounds), so the first one is 2 MiB: it holds the
+            // small stream's 512 KiB and 1.5 MiB of the big one, and cannot fit in the 1.5 MiB left.
+            StreamStorage storage = EngineHooks.open(config(name, data, bucket, Duration.ofHours(1)), System::nanoTime);
+            Stream big = storage.createStream(StreamOptions.builder().build()).get();
+            Stream small = storage.createStream(StreamOptions.builder().build()).get();
+            fillLeaving(fs, 3L << 19);
+            for (CompletableFuture<?> f : append(small, 8)) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+            for (CompletableFuture<?> f : append(big, 256)) { // 16 MiB, acknowledged: in the WAL
+                f.get(30, TimeUnit.SECONDS);
+            }
+            Thread.sleep(1_500);
+            assertThat(storage.metrics().uploads().bytes()).as("nothing fits").isZero();
+
+            big.trim(256).get(10, TimeUnit.SECONDS);
+            // Nothing of the big stream is written; the small one's 512 KiB fit, and everything is then uploaded.
+            EngineHooks.flush(storage).get(60, TimeUnit.SECONDS);
+            assertThat(storage.metrics().uploads().bytes()).isBetween(8L * BATCH, 9L * BATCH);
+
+            // 16 more records of the big stream, acknowledged and not uploaded (the log cache holds them), then a crash.
+            for (CompletableFuture<?> f : append(big, 16)) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+            EngineHooks.halt(storage);
+            try (var files = Files.list(fs.path())) {
+                for (Path p : files.filter(p -> p.getFileName().toString().startsWith("other-files")).toList()) {
+                    Files.delete(p);
+                }
+            }
+
+            try (StreamStorage again = open(name, data, bucket)) {
+                Stream reopened = again.openStream(big.streamId(), 1).get(10, TimeUnit.SECONDS);
+                assertThat(reopened.startOffset()).isEqualTo(256);
+                assertThat(reopened.nextOffset()).as("the 16 records after the trimmed gap were recovered").isEqualTo(272);
+                long next = 256;
+                while (next < 272) {
+                    try (FetchResult r = reopened.fetch(next, Long.MAX_VALUE, 1 << 20).get(10, TimeUnit.SECONDS)) {
+                        for (StoredBatch b : r.batches()) {
+                            byte[] got = new byte[b.payload().remaining()];
+                            b.payload().duplicate().get(got);
+                            assertThat(got).as("offset " + b.baseOffset()).isEqualTo(payload(big.streamId(), b.baseOffset() - 256));
+                            next = b.endOffset();
+                        }
+                    }
+                }
+                assertThat(reopened.append(RecordBatch.of(1, ByteBuffer.wrap(new byte[10]))).get(10, TimeUnit.SECONDS)
+                        .baseOffset()).isEqualTo(272);
+                EngineHooks.flush(again).get(30, TimeUnit.SECONDS);
+                Stream smallAgain = again.openStream(small.streamId(), 1).get(10, TimeUnit.SECONDS);
+                assertThat(smallAgain.nextOffset()).isEqualTo(8);
             }
         }
     }

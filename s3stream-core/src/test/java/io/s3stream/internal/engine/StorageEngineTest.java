@@ -213,12 +213,65 @@ class StorageEngineTest {
     }
 
     @Test
+    void trimmedDataThatWasNotUploadedYetIsNeverUploadedAndTheStreamContinuesAtItsStart() throws Exception {
+        StreamStorage storage = fixture.open(1); // uploads every 30 s: everything below waits in the log cache
+        Stream s = storage.createStream(StreamOptions.defaults()).get();
+        Stream kept = storage.createStream(StreamOptions.defaults()).get();
+        for (int i = 0; i < 20; i++) {
+            append(s, 5, payload(1000));
+        }
+        append(kept, 1, payload(500));
+        assertThatThrownBy(() -> s.trim(101).get()).hasCauseInstanceOf(OffsetOutOfRangeException.class)
+                .hasMessageContaining("confirmed");
+        s.trim(100).get(); // all of it, before any upload
+        s.close().get(10, TimeUnit.SECONDS);
+        kept.close().get(10, TimeUnit.SECONDS);
+        StorageMetrics.Uploads uploads = storage.metrics().uploads();
+        assertThat(uploads.bytes()).as("only the other stream's 500 bytes (and framing) were written")
+                .isGreaterThan(500).isLessThan(20 * 1000);
+
+        Stream reopened = storage.openStream(s.streamId(), 1).get(10, TimeUnit.SECONDS);
+        assertThat(reopened.startOffset()).isEqualTo(100);
+        assertThat(reopened.nextOffset()).as("offsets are never reused").isEqualTo(100);
+        assertThat(reopened.confirmedOffset()).isEqualTo(100);
+        assertThat(append(reopened, 3, payload(10)).baseOffset()).isEqualTo(100);
+        reopened.close().get(10, TimeUnit.SECONDS);
+        storage.close();
+
+        StreamStorage again = fixture.open(1);
+        Stream third = again.openStream(s.streamId(), 2).get(10, TimeUnit.SECONDS);
+        assertThat(third.startOffset()).isEqualTo(100);
+        assertThat(third.nextOffset()).isEqualTo(103);
+        assertThat(readAllAndCheck(third, 100, 1000)).isEqualTo(1);
+        readAllAndCheck(again.openStream(kept.streamId(), 1).get(10, TimeUnit.SECONDS), 0, 1000);
+    }
+
+    @Test
     void destroyRemovesTheStream() throws Exception {
         StreamStorage storage = fixture.open(1);
         Stream s = storage.createStream(StreamOptions.defaults()).get();
         append(s, 1, payload(10));
         s.destroy().get(10, TimeUnit.SECONDS);
         assertThatThrownBy(() -> storage.openStream(s.streamId(), 1).get())
+                .hasCauseInstanceOf(StreamNotFoundException.class);
+    }
+
+    @Test
+    void destroyingAHandleThatWasClosedFirstFailsAndDeletesNothing() throws Exception {
+        StreamStorage storage = fixture.open(1);
+        Stream s = storage.createStream(StreamOptions.defaults()).get();
+        append(s, 1, payload(10));
+        s.close().get(10, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> s.destroy().get(10, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(StreamClosedException.class).hasMessageContaining("open it again to destroy it");
+        Stream again = storage.openStream(s.streamId(), 1).get(10, TimeUnit.SECONDS);
+        assertThat(readAllAndCheck(again, 0, 1000)).isEqualTo(1);
+        CompletableFuture<Void> first = again.destroy();
+        CompletableFuture<Void> second = again.destroy(); // waits for the same deletion
+        first.get(10, TimeUnit.SECONDS);
+        second.get(10, TimeUnit.SECONDS);
+        assertThat(again.close()).succeedsWithin(Duration.ofSeconds(10));
+        assertThatThrownBy(() -> storage.openStream(s.streamId(), 2).get())
                 .hasCauseInstanceOf(StreamNotFoundException.class);
     }
 
