@@ -132,6 +132,13 @@ class AppendFailureTest {
             }
             admin.deleteTopics(List.of("keep")).all().get(30, TimeUnit.SECONDS);
             assertThat(admin.listTopics().names().get(30, TimeUnit.SECONDS)).doesNotContain("keep");
+            // The stream's kafka/destroy/ record, written with the deletion, goes once the stream is destroyed.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (!broker.shell.keyValuesForTest().list("kafka/destroy/").join().isEmpty()
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertThat(broker.shell.keyValuesForTest().list("kafka/destroy/").join()).isEmpty();
         } finally {
             FaultyObjectStoreProvider.forget(storeName);
         }

@@ -39,6 +39,7 @@ import java.util.function.BooleanSupplier;
  *       the partition's stream open; it opens it at {@code epoch} (bumped by compare-and-set on every open, which
  *       fences any earlier handle). {@code target >= 0} asks the leader to hand the partition over.</li>
  *   <li>{@code kafka/broker/<id>}: {@code host:port} of a running shell (written at start, deleted at clean stop).</li>
+ *   <li>{@code kafka/destroy/<stream id>}: a stream of a deleted topic not destroyed yet ({@link StreamDestroyer}).</li>
  * </ul>
  *
  * <h2>Reconciling</h2>
@@ -139,12 +140,14 @@ public final class TopicRegistry {
     /** Each registered shell's endpoints by listener name (empty for a shell registered by an older version). */
     private volatile Map<Integer, Map<String, String>> endpoints = Map.of();
     private volatile BooleanSupplier servingCheck = () -> true;
+    private final StreamDestroyer destroyer;
 
     public TopicRegistry(StreamStorage storage, Executor blocking, int nodeId) {
         this.storage = storage;
         this.kv = storage.keyValues();
         this.blocking = blocking;
         this.nodeId = nodeId;
+        this.destroyer = new StreamDestroyer(storage, kv, System::nanoTime, java.util.concurrent.TimeUnit.SECONDS.toNanos(1));
     }
 
     /** Serving is allowed only while {@code check} says so (the cluster lease); until set, always. */
@@ -271,6 +274,7 @@ public final class TopicRegistry {
                     }
                 }
             }
+            destroyer.sweep(this::openHere);
             SortedMap<String, byte[]> leaders = kv.list(LEADER_PREFIX).join();
             for (Map.Entry<String, byte[]> e : records.entrySet()) {
                 String name = e.getKey().substring(PREFIX.length());
@@ -291,6 +295,18 @@ public final class TopicRegistry {
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "reconciling topics failed; retried next round", e);
         }
+    }
+
+    /** Whether this shell has stream {@code streamId} open as a partition's log. */
+    private boolean openHere(long streamId) {
+        for (Topic t : topics.values()) {
+            for (Slot s : t.slots()) {
+                if (s.streamId == streamId && s.log != null) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** The topic for record {@code p}: the known one, grown if the record has more partitions, or a new one. */
@@ -656,11 +672,13 @@ public final class TopicRegistry {
     }
 
     /**
-     * Deletes a topic: its record goes first (from then on the topic is deleted, here and on every shell), then its
-     * leader records, transaction checkpoints and the streams this shell leads; other shells destroy theirs when they
-     * next reconcile and find the topic gone. If the topic's record cannot be deleted (the metadata store failing,
-     * a full disk under {@code file://}), nothing changed: the topic is back and the error says to retry. Failures
-     * after that point are logged with the partition; they do not undo the deletion.
+     * Deletes a topic: its record goes first, in one atomic change with a {@code kafka/destroy/} key per stream (from
+     * then on the topic is deleted, here and on every shell), then its leader records, transaction checkpoints and the
+     * streams this shell leads; other shells destroy theirs when they next reconcile and find the topic gone, and a
+     * stream nobody destroyed (its leader down, a destroy that failed) is destroyed by a later sweep
+     * ({@link StreamDestroyer}). If the topic's record cannot be deleted (the metadata store failing, a full disk
+     * under {@code file://}), nothing changed: the topic is back and the error says to retry. Failures after that
+     * point are logged with the partition; they do not undo the deletion.
      */
     CompletableFuture<Void> delete(String name) {
         Topic t = topics.remove(name);
@@ -668,17 +686,20 @@ public final class TopicRegistry {
             return CompletableFuture.failedFuture(new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
         }
         deleting.add(name);
-        CompletableFuture<Void> deleted = kv.delete(PREFIX + name).handle((v, e) -> {
-            if (e == null) {
-                return null;
-            }
-            topics.putIfAbsent(name, t);
-            Throwable cause = ApiFamily.cause(e);
-            LOG.log(System.Logger.Level.WARNING, () -> "deleting topic " + name + " failed, the topic is unchanged: "
-                    + cause);
-            throw new KafkaStorageException("Deleting topic '" + name + "' failed, the topic is unchanged; retry. "
-                    + "Cause: " + cause.getMessage(), cause);
-        });
+        List<Long> streamIds = new ArrayList<>();
+        t.slots().forEach(s -> streamIds.add(s.streamId));
+        CompletableFuture<Void> deleted = kv.update(StreamDestroyer.keysOf(name, streamIds), List.of(PREFIX + name))
+                .handle((v, e) -> {
+                    if (e == null) {
+                        return null;
+                    }
+                    topics.putIfAbsent(name, t);
+                    Throwable cause = ApiFamily.cause(e);
+                    LOG.log(System.Logger.Level.WARNING, () -> "deleting topic " + name
+                            + " failed, the topic is unchanged: " + cause);
+                    throw new KafkaStorageException("Deleting topic '" + name + "' failed, the topic is unchanged; "
+                            + "retry. Cause: " + cause.getMessage(), cause);
+                });
         return deleted.thenCompose(v -> {
             List<CompletableFuture<Void>> all = new ArrayList<>();
             for (Slot s : t.slots()) {
@@ -705,7 +726,7 @@ public final class TopicRegistry {
             PartitionLog log = s.log;
             s.log = null;
             if (log != null) {
-                all.add(logged(log.stream().destroy(), t.name(), s.index, "stream " + s.streamId));
+                all.add(logged(destroyer.destroy(log.stream()), t.name(), s.index, "stream " + s.streamId));
             }
         }
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
