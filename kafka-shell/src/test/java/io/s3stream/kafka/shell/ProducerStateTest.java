@@ -1,5 +1,7 @@
 package io.s3stream.kafka.shell;
 
+import io.s3stream.testing.FaultInjectingObjectStore;
+import io.s3stream.testing.FaultyObjectStoreProvider;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -56,6 +58,46 @@ class ProducerStateTest {
                         .isEqualTo(Errors.INVALID_PRODUCER_EPOCH);
             }
             assertThat(fx.shell.port()).isPositive();
+        }
+    }
+
+    /**
+     * ChaosIT found a batch stored twice: after a failover the new leader could not read the partition's tail (the
+     * store failing), kept the half of the producer state it had read, refused the producer's retry of a batch the old
+     * leader had stored as out of order, and the producer, restarting its sequences, stored it again. Now an
+     * unreadable tail refuses idempotent appends retriably and keeps no state, and the retry is recognised once the
+     * tail can be read.
+     */
+    @Test
+    void whileTheTailCannotBeReadARetryIsRefusedRetriablyAndNeverStoredTwice() throws Exception {
+        String store = "idem-unreadable-" + System.nanoTime();
+        try (ShellFixture fx = new ShellFixture(Map.of("s3stream.object.store", "faulty://" + store))) {
+            try (Admin admin = fx.admin()) {
+                admin.createTopics(List.of(new NewTopic("idem", 1, (short) 1))).all().get();
+            }
+            long pid = 77;
+            try (RawClient c = new RawClient(fx.shell.port())) {
+                assertThat(c.produce("idem", 0, RawClient.idempotent(pid, (short) 0, 0, 3)))
+                        .isEqualTo(new RawClient.ProduceResponseData(Errors.NONE, 0));
+            }
+            // A clean restart uploads everything, so the new instance reads the tail from objects; those reads fail.
+            FaultyObjectStoreProvider.onOpen(store, f -> f.on(FaultInjectingObjectStore.Operation.GET).always()
+                    .failFatal("403 AccessDenied"));
+            fx.restart();
+            try (RawClient c = new RawClient(fx.shell.port())) {
+                assertThat(c.produce("idem", 0, RawClient.idempotent(pid, (short) 0, 0, 3)).error())
+                        .as("the retry of a stored batch, while the tail is unreadable").isEqualTo(Errors.KAFKA_STORAGE_ERROR);
+                assertThat(c.produce("idem", 0, RawClient.idempotent(pid, (short) 0, 3, 1)).error())
+                        .isEqualTo(Errors.KAFKA_STORAGE_ERROR);
+                FaultyObjectStoreProvider.faults(store).clearFaults();
+                Thread.sleep(1_100);
+                assertThat(c.produce("idem", 0, RawClient.idempotent(pid, (short) 0, 0, 3)))
+                        .as("recognised as the stored batch").isEqualTo(new RawClient.ProduceResponseData(Errors.NONE, 0));
+                assertThat(c.produce("idem", 0, RawClient.idempotent(pid, (short) 0, 3, 1)))
+                        .isEqualTo(new RawClient.ProduceResponseData(Errors.NONE, 3));
+            }
+        } finally {
+            FaultyObjectStoreProvider.forget(store);
         }
     }
 

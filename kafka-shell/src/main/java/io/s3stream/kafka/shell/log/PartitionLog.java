@@ -5,6 +5,8 @@ import io.s3stream.KeyValues;
 import io.s3stream.RecordBatch;
 import io.s3stream.StoredBatch;
 import io.s3stream.Stream;
+import io.s3stream.kafka.shell.network.ApiFamily;
+import io.s3stream.kafka.shell.network.RateLimitedLog;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.ControlRecordType;
@@ -21,6 +23,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One topic partition on one stream: the append path (offset assignment, idempotent-producer checks, transaction
@@ -74,6 +77,11 @@ public final class PartitionLog {
     private long txnCheckpointWritten = -1; // guarded by this
     private CompletableFuture<Void> txnCheckpointWrite = CompletableFuture.completedFuture(null); // guarded by this
     private boolean producersRecovered; // owned by appender
+    /** After a failed rebuild of producer state, when the next may start (nanoTime); 0 when none failed. */
+    private long producersRetryAtNanos; // owned by appender
+    static final long PRODUCER_RECOVERY_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final RateLimitedLog PRODUCER_RECOVERY_FAILED =
+            new RateLimitedLog(LOG, System.Logger.Level.WARNING, TimeUnit.MINUTES.toNanos(1));
     private final ConcurrentLinkedQueue<Runnable> waiters = new ConcurrentLinkedQueue<>();
     private volatile Throwable failure;
     private volatile boolean retired;
@@ -203,8 +211,11 @@ public final class PartitionLog {
         int count = (int) (batch.lastOffset() - batch.baseOffset()) + 1;
         ProducerEntry entry = null;
         if (producerId >= 0) {
-            if (!producersRecovered) {
-                recoverProducers();
+            if (!producersRecovered && !recoverProducers()) {
+                // Without the tail's state a retry of a batch the previous leader stored would be stored again: the
+                // producer retries (same sequences) until the tail can be read.
+                result.complete(new AppendOutcome(Errors.KAFKA_STORAGE_ERROR, -1, -1));
+                return;
             }
             entry = producers.get(producerId);
             if (entry != null) {
@@ -341,8 +352,9 @@ public final class PartitionLog {
             result.complete(Errors.KAFKA_STORAGE_ERROR);
             return;
         }
-        if (!producersRecovered) {
-            recoverProducers();
+        if (!producersRecovered && !recoverProducers()) {
+            result.complete(Errors.KAFKA_STORAGE_ERROR);
+            return;
         }
         ProducerEntry entry = producers.get(producerId);
         if (entry != null && epoch < entry.epoch) {
@@ -500,8 +512,9 @@ public final class PartitionLog {
         CompletableFuture<List<ProducerState>> result = new CompletableFuture<>();
         appender.execute(() -> {
             try {
-                if (!producersRecovered) {
-                    recoverProducers();
+                if (!producersRecovered && !recoverProducers()) {
+                    throw new org.apache.kafka.common.errors.KafkaStorageException(topic + "-" + partition
+                            + ": the producer state cannot be rebuilt from the partition's tail now; retry");
                 }
                 List<ProducerState> out = new ArrayList<>();
                 producers.forEach((pid, e) -> out.add(new ProducerState(pid, e.epoch, e.lastSeq(), txns.openSince(pid))));
@@ -554,13 +567,23 @@ public final class PartitionLog {
      * {@link #PRODUCER_RECOVERY_TAIL_BYTES} or so (estimated from the size of the last batch); a producer whose last
      * batch is older than that is unknown, and asked to restart its sequences when it next writes here. Runs on the
      * appender, before any idempotent append of this handle.
+     *
+     * <p>A tail that cannot be read (the object store failing) leaves no state at all and returns false: the caller
+     * refuses the append with a retriable error, and the rebuild is tried again at the next idempotent append, at most
+     * once per {@link #PRODUCER_RECOVERY_RETRY_NANOS}. Half a rebuild is worse than none: it would take the last batch
+     * it reached for the producer's last, refuse the retry of a batch the previous leader stored as out of order, and
+     * the producer, restarting its sequences, would store that batch twice (ChaosIT found this).
      */
-    private void recoverProducers() {
-        producersRecovered = true;
+    private boolean recoverProducers() {
+        long now = System.nanoTime();
+        if (producersRetryAtNanos != 0 && now - producersRetryAtNanos < 0) {
+            return false;
+        }
         long end = stream.confirmedOffset();
         long start = stream.startOffset();
         if (end <= start) {
-            return;
+            producersRecovered = true;
+            return true;
         }
         try {
             long from;
@@ -595,11 +618,17 @@ public final class PartitionLog {
             long batches = scanned;
             LOG.log(System.Logger.Level.DEBUG, () -> topic + "-" + partition + ": producer state of " + producers.size()
                     + " producer(s) rebuilt from " + batches + " tail batch(es)");
+            producersRecovered = true;
+            producersRetryAtNanos = 0;
+            return true;
         } catch (RuntimeException e) {
-            // Trimmed meanwhile or unreadable: fall back to accepting unknown producers, and say so.
-            LOG.log(System.Logger.Level.WARNING, () -> topic + "-" + partition
-                    + ": could not rebuild producer state from the tail; producers will be asked to restart their "
-                    + "sequences (UNKNOWN_PRODUCER_ID)", e);
+            // Unreadable now (or trimmed meanwhile): forget what was read, refuse idempotent appends, try again later.
+            producers.clear();
+            producersRetryAtNanos = now + PRODUCER_RECOVERY_RETRY_NANOS;
+            PRODUCER_RECOVERY_FAILED.log(() -> topic + "-" + partition + ": could not rebuild producer state from the "
+                    + "tail; idempotent appends answer KAFKA_STORAGE_ERROR (retriable) until it can: "
+                    + ApiFamily.cause(e));
+            return false;
         }
     }
 
