@@ -1,6 +1,7 @@
 package io.s3stream.internal.engine;
 
 import io.s3stream.FetchResult;
+import io.s3stream.OverCapacityException;
 import io.s3stream.RecordBatch;
 import io.s3stream.StorageConfig;
 import io.s3stream.StoredBatch;
@@ -43,6 +44,10 @@ class FullDiskTest {
     }
 
     private static StorageConfig config(String name, Path data, Path bucket, Duration uploadInterval) {
+        return builder(name, data, bucket, uploadInterval).build();
+    }
+
+    private static StorageConfig.Builder builder(String name, Path data, Path bucket, Duration uploadInterval) {
         return StorageConfig.builder()
                 .nodeId(1)
                 .dataDir(data)
@@ -54,8 +59,7 @@ class FullDiskTest {
                 .maxBatchBytes(1 << 20)
                 .uploadInterval(uploadInterval)
                 .objectDeletionGracePeriod(Duration.ofSeconds(1))
-                .compactionInterval(Duration.ofMillis(500))
-                .build();
+                .compactionInterval(Duration.ofMillis(500));
     }
 
     private static byte[] payload(long stream, long i) {
@@ -197,6 +201,69 @@ class FullDiskTest {
                 EngineHooks.flush(again).get(30, TimeUnit.SECONDS);
                 Stream smallAgain = again.openStream(small.streamId(), 1).get(10, TimeUnit.SECONDS);
                 assertThat(smallAgain.nextOffset()).isEqualTo(8);
+            }
+        }
+    }
+
+    /**
+     * A full WAL device behind a full disk: nothing can be uploaded, so the WAL (16 MiB here) fills and appends fail
+     * with {@link OverCapacityException}, fencing the streams they were for. Destroying the stream that filled it lets
+     * the other one's records go up, the WAL is trimmed behind them, and that stream, reopened, takes appends again.
+     */
+    @Test
+    void aFullWalHealsWhenTheStreamThatFilledItIsDestroyed() throws Exception {
+        String name = "full-wal-" + UUID.randomUUID();
+        try (SmallFileSystem fs = SmallFileSystem.mount(tmp.resolve("fs"), 64)) {
+            Path bucket = Files.createDirectories(fs.path().resolve("bucket"));
+            Path data = Files.createDirectories(tmp.resolve("data"));
+            StorageConfig config = builder(name, data, bucket, Duration.ofHours(1))
+                    .wal("mem://" + name + "?capacity=16MiB")
+                    .backpressureTimeout(Duration.ofMillis(500))
+                    .build();
+            StreamStorage storage = StreamStorage.open(config);
+            Stream big = storage.createStream(StreamOptions.builder().build()).get();
+            Stream small = storage.createStream(StreamOptions.builder().build()).get();
+            fillLeaving(fs, 3L << 19);
+            for (CompletableFuture<?> f : append(small, 8)) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+            Throwable full = null;
+            for (int i = 0; i < 512 && full == null; i++) {
+                try {
+                    big.append(RecordBatch.of(1, ByteBuffer.wrap(payload(big.streamId(), i)))).get(30, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException e) {
+                    full = e.getCause();
+                }
+            }
+            assertThat(full).as("the WAL fills: 16 MiB, nothing uploaded").isInstanceOf(OverCapacityException.class)
+                    .hasMessageContaining("is full");
+            Throwable refused = small.append(RecordBatch.of(1, ByteBuffer.wrap(payload(small.streamId(), 8))))
+                    .handle((r, e) -> e).get(30, TimeUnit.SECONDS);
+            assertThat(refused).as("the other stream cannot append either").isNotNull();
+
+            big.destroy().get(20, TimeUnit.SECONDS);
+            // The small stream's records go up (512 KiB fit), the WAL is trimmed behind them: appends work again on
+            // the stream reopened (the refused append fenced its handle, so that it never has a hole).
+            EngineHooks.flush(storage).get(60, TimeUnit.SECONDS);
+            Stream reopened = storage.openStream(small.streamId(), 1).get(10, TimeUnit.SECONDS);
+            long next = reopened.nextOffset();
+            assertThat(next).as("the 8 acknowledged records, and nothing of the refused one").isEqualTo(8);
+            reopened.append(RecordBatch.of(1, ByteBuffer.wrap(payload(small.streamId(), 8)))).get(10, TimeUnit.SECONDS);
+            storage.close();
+            try (StreamStorage again = StreamStorage.open(config)) {
+                Stream s = again.openStream(small.streamId(), 2).get(10, TimeUnit.SECONDS);
+                long at = 0;
+                while (at < 9) {
+                    try (FetchResult r = s.fetch(at, Long.MAX_VALUE, 1 << 20).get(10, TimeUnit.SECONDS)) {
+                        for (StoredBatch b : r.batches()) {
+                            byte[] got = new byte[b.payload().remaining()];
+                            b.payload().duplicate().get(got);
+                            assertThat(got).as("offset " + b.baseOffset()).isEqualTo(payload(small.streamId(), b.baseOffset()));
+                            at = b.endOffset();
+                        }
+                    }
+                }
+                assertThat(at).isEqualTo(9);
             }
         }
     }
