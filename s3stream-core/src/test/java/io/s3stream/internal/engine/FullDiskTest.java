@@ -68,6 +68,27 @@ class FullDiskTest {
         return b;
     }
 
+    /**
+     * Reads {@code [from, to)} of {@code s} and checks each record is the {@link #payload} appended at loop index
+     * {@code offset - indexBase}.
+     */
+    private static void assertReads(Stream s, long from, long to, long indexBase) throws Exception {
+        long next = from;
+        while (next < to) {
+            try (FetchResult r = s.fetch(next, Long.MAX_VALUE, 1 << 20).get(10, TimeUnit.SECONDS)) {
+                assertThat(r.batches()).as("a fetch at " + next).isNotEmpty();
+                for (StoredBatch b : r.batches()) {
+                    byte[] got = new byte[b.payload().remaining()];
+                    b.payload().duplicate().get(got);
+                    assertThat(got).as("offset " + b.baseOffset())
+                            .isEqualTo(payload(s.streamId(), b.baseOffset() - indexBase));
+                    next = b.endOffset();
+                }
+            }
+        }
+        assertThat(next).isEqualTo(to);
+    }
+
     private static List<CompletableFuture<?>> append(Stream s, int count) {
         List<CompletableFuture<?>> acks = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -122,19 +143,7 @@ class FullDiskTest {
             MemBackends.clearWal(name); // a restart that needs nothing from the WAL: everything is in objects
             try (StreamStorage again = open(name + "-2", data, bucket)) {
                 Stream reopened = again.openStream(small.streamId(), 1).get(10, TimeUnit.SECONDS);
-                long next = 0;
-                while (next < 128) {
-                    try (FetchResult r = reopened.fetch(next, Long.MAX_VALUE, 1 << 20).get(10, TimeUnit.SECONDS)) {
-                        assertThat(r.batches()).isNotEmpty();
-                        for (StoredBatch b : r.batches()) {
-                            byte[] got = new byte[b.payload().remaining()];
-                            b.payload().duplicate().get(got);
-                            assertThat(got).as("offset " + b.baseOffset()).isEqualTo(payload(small.streamId(), b.baseOffset()));
-                            next = b.endOffset();
-                        }
-                    }
-                }
-                assertThat(next).isEqualTo(128);
+                assertReads(reopened, 0, 128, 0);
             }
         }
     }
@@ -185,17 +194,7 @@ class FullDiskTest {
                 Stream reopened = again.openStream(big.streamId(), 1).get(10, TimeUnit.SECONDS);
                 assertThat(reopened.startOffset()).isEqualTo(256);
                 assertThat(reopened.nextOffset()).as("the 16 records after the trimmed gap were recovered").isEqualTo(272);
-                long next = 256;
-                while (next < 272) {
-                    try (FetchResult r = reopened.fetch(next, Long.MAX_VALUE, 1 << 20).get(10, TimeUnit.SECONDS)) {
-                        for (StoredBatch b : r.batches()) {
-                            byte[] got = new byte[b.payload().remaining()];
-                            b.payload().duplicate().get(got);
-                            assertThat(got).as("offset " + b.baseOffset()).isEqualTo(payload(big.streamId(), b.baseOffset() - 256));
-                            next = b.endOffset();
-                        }
-                    }
-                }
+                assertReads(reopened, 256, 272, 256); // appended as the 16 records' loop indexes 0..15
                 assertThat(reopened.append(RecordBatch.of(1, ByteBuffer.wrap(new byte[10]))).get(10, TimeUnit.SECONDS)
                         .baseOffset()).isEqualTo(272);
                 EngineHooks.flush(again).get(30, TimeUnit.SECONDS);
@@ -251,19 +250,7 @@ class FullDiskTest {
             reopened.append(RecordBatch.of(1, ByteBuffer.wrap(payload(small.streamId(), 8)))).get(10, TimeUnit.SECONDS);
             storage.close();
             try (StreamStorage again = StreamStorage.open(config)) {
-                Stream s = again.openStream(small.streamId(), 2).get(10, TimeUnit.SECONDS);
-                long at = 0;
-                while (at < 9) {
-                    try (FetchResult r = s.fetch(at, Long.MAX_VALUE, 1 << 20).get(10, TimeUnit.SECONDS)) {
-                        for (StoredBatch b : r.batches()) {
-                            byte[] got = new byte[b.payload().remaining()];
-                            b.payload().duplicate().get(got);
-                            assertThat(got).as("offset " + b.baseOffset()).isEqualTo(payload(small.streamId(), b.baseOffset()));
-                            at = b.endOffset();
-                        }
-                    }
-                }
-                assertThat(at).isEqualTo(9);
+                assertReads(again.openStream(small.streamId(), 2).get(10, TimeUnit.SECONDS), 0, 9, 0);
             }
         }
     }
