@@ -23,7 +23,10 @@ import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 
 import java.math.BigInteger;
@@ -52,6 +55,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * ACLs see; a token signed by another key or for another audience is refused; unsigned tokens are never accepted.
  */
 @Timeout(120)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class) // the refusal log line is rate-limited per JVM: its check first
 class OAuthBearerTest {
     private static final String ISSUER = "https://idp.example.com";
     private static final String AUDIENCE = "kafka-shell";
@@ -195,6 +199,7 @@ class OAuthBearerTest {
     }
 
     @Test
+    @Order(1)
     void theTokenSubjectIsThePrincipalAndForgedOrMisdirectedTokensAreRefused() throws Exception {
         List<java.util.logging.LogRecord> logged = new java.util.concurrent.CopyOnWriteArrayList<>();
         java.util.logging.Handler capture = new java.util.logging.Handler() {
@@ -263,6 +268,41 @@ class OAuthBearerTest {
         assertThat(logged).noneMatch(r -> r.getLoggerName() != null
                 && r.getLoggerName().startsWith("org.apache.kafka.common.security.oauthbearer")
                 && r.getThrown() != null);
+    }
+
+    /**
+     * librdkafka (confluent-kafka) fetching its own tokens from the provider's token endpoint
+     * ({@code sasl.oauthbearer.method=oidc}): its token's subject gets the ACLs granted to it, and a client whose token
+     * is signed by a key the JWKS does not hold is refused with an authentication error.
+     */
+    @Test
+    @Order(2)
+    void librdkafkaLogsInWithATokenItFetchesItselfAndAForgedOneIsRefused() throws Exception {
+        ExternalClients.require("confluent-kafka (" + ExternalClients.PYTHON + ")", ExternalClients.PYTHON, "-c",
+                "import confluent_kafka");
+        try (ShellFixture fx = new ShellFixture(listener())) {
+            try (Admin admin = admin(fx, client("admin"))) {
+                admin.createTopics(List.of(new NewTopic("oauth-py", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+                ResourcePattern topic = new ResourcePattern(ResourceType.TOPIC, "oauth-py", PatternType.LITERAL);
+                ResourcePattern group = new ResourcePattern(ResourceType.GROUP, "oauth-oauth-py", PatternType.LITERAL);
+                List<AclBinding> acls = new java.util.ArrayList<>();
+                for (AclOperation op : List.of(AclOperation.WRITE, AclOperation.READ)) {
+                    acls.add(new AclBinding(topic, new AccessControlEntry("User:carol", "*", op, AclPermissionType.ALLOW)));
+                }
+                acls.add(new AclBinding(group, new AccessControlEntry("User:carol", "*", AclOperation.READ,
+                        AclPermissionType.ALLOW)));
+                admin.createAcls(acls).all().get(30, TimeUnit.SECONDS);
+            }
+            java.nio.file.Path script = java.nio.file.Path.of("src/test/python/confluent_oauthbearer.py").toAbsolutePath();
+            var ok = ExternalClients.run(new byte[0], List.of(ExternalClients.PYTHON, script.toString(), fx.bootstrap(),
+                    tokenUrl, "carol", "oauth-py"));
+            assertThat(ok.exit()).as(ok.output()).isZero();
+            assertThat(ok.output()).contains("oauthbearer OK 20 records");
+            var forged = ExternalClients.run(new byte[0], List.of(ExternalClients.PYTHON, script.toString(),
+                    fx.bootstrap(), tokenUrl, "forged", "oauth-py"));
+            assertThat(forged.exit()).as(forged.output()).isEqualTo(3);
+            assertThat(forged.output()).contains("oauthbearer AUTH FAILED");
+        }
     }
 
     @Test
