@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongPredicate;
 import java.util.function.LongSupplier;
 
 /**
@@ -89,7 +90,7 @@ final class StreamDestroyer {
      * Starts a sweep unless one is running or the last one began less than the minimum interval ago (see the class
      * comment). {@code openHere} is asked, per stream, whether this shell has it open.
      */
-    CompletableFuture<Void> sweep(java.util.function.LongPredicate openHere) {
+    CompletableFuture<Void> sweep(LongPredicate openHere) {
         long now = nanoClock.getAsLong();
         if (now - lastSweepNanos < minSweepIntervalNanos || !sweeping.compareAndSet(false, true)) {
             return CompletableFuture.completedFuture(null);

@@ -26,6 +26,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -147,7 +148,7 @@ public final class TopicRegistry {
         this.kv = storage.keyValues();
         this.blocking = blocking;
         this.nodeId = nodeId;
-        this.destroyer = new StreamDestroyer(storage, kv, System::nanoTime, java.util.concurrent.TimeUnit.SECONDS.toNanos(1));
+        this.destroyer = new StreamDestroyer(storage, kv, System::nanoTime, TimeUnit.SECONDS.toNanos(1));
     }
 
     /** Serving is allowed only while {@code check} says so (the cluster lease); until set, always. */
