@@ -1,6 +1,7 @@
 package io.s3stream.kafka.shell;
 
 import io.s3stream.KeyValues;
+import io.s3stream.StreamStorage;
 import io.s3stream.kafka.shell.config.ShellConfig;
 import io.s3stream.kafka.shell.group.GroupApis;
 import io.s3stream.kafka.shell.topic.TopicRegistry;
@@ -123,6 +124,59 @@ class MultiShellTest {
         } finally {
             MemBackends.clearWal(wal1);
             MemBackends.clearWal(wal2);
+        }
+    }
+
+    /**
+     * ChaosIT seed 42: a move was asked (record target = node 2) just before its leader, node 1, died. The restarted
+     * node 1 had no handle to close, handed the record over anyway, and its previous instance still held the stream
+     * open in the manifest: node 2 was refused ("held open by node 1") for the rest of the run. The restarted shell
+     * now closes the stream itself before it names the target. Node 1's death is made by registering node 1 again
+     * (as a restart does), which fences the running instance with its stream still open.
+     */
+    @Test
+    void aMoveAskedJustBeforeTheLeaderDiedIsCompletedByItsRestart(@TempDir Path tmp) throws Exception {
+        String wal1 = "hd1-" + UUID.randomUUID();
+        String wal2 = "hd2-" + UUID.randomUUID();
+        KafkaShell one = shell(tmp, 1, wal1, Map.of("s3stream.kafka.balance.interval.ms", "3600000"));
+        try (KafkaShell two = shell(tmp, 2, wal2, Map.of("s3stream.kafka.balance.interval.ms", "3600000"))) {
+            Properties ap = new Properties();
+            ap.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, one.bootstrapServers());
+            try (Admin admin = Admin.create(ap)) {
+                admin.createTopics(List.of(new NewTopic("orphaned", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            }
+            KeyValues kv = two.keyValuesForTest();
+            String key = TopicRegistry.leaderKey("orphaned", 0);
+            long deadline = System.currentTimeMillis() + 20_000;
+            while (!kv.get(key).join().map(rec -> TopicRegistry.parseLeader(rec)[0] == 1).orElse(false)
+                    && System.currentTimeMillis() < deadline) {
+                Thread.sleep(50);
+            }
+            // Node 1 "dies": a new registration of node 1 fences it, its stream still open in the manifest.
+            Map<String, String> fencerSettings = new HashMap<>(Map.of(
+                    "listeners", "PLAINTEXT://127.0.0.1:0", "node.id", "1",
+                    "s3stream.data.dir", tmp.resolve("node-1-fencer").toString(),
+                    "s3stream.wal", "mem://" + wal1 + "-fencer?capacity=8MiB",
+                    "s3stream.object.store", tmp.resolve("objects").toUri().toString()));
+            try (StreamStorage fencer = StreamStorage.open(ShellConfig.of(fencerSettings).storageConfig())) {
+                assertThat(fencer.nodeEpoch()).isGreaterThan(1);
+            }
+            one.close();
+            // The move that was asked just before.
+            byte[] record = kv.get(key).join().orElseThrow();
+            long[] r = TopicRegistry.parseLeader(record);
+            assertThat(kv.compareAndSet(key, record, TopicRegistry.leaderRecord(1, r[1], 2)).join()).isTrue();
+
+            try (KafkaShell restarted = shell(tmp, 1, wal1, Map.of("s3stream.kafka.balance.interval.ms", "3600000"));
+                 KafkaProducer<String, String> producer = ProcessBrokerTest.producer(restarted.bootstrapServers()
+                         + "," + two.bootstrapServers(), Map.of())) {
+                producer.send(new ProducerRecord<>("orphaned", 0, null, "after")).get(30, TimeUnit.SECONDS);
+                assertThat(TopicRegistry.parseLeader(kv.get(key).join().orElseThrow())[0]).isEqualTo(2);
+            }
+        } finally {
+            MemBackends.clearWal(wal1);
+            MemBackends.clearWal(wal2);
+            MemBackends.clearWal(wal1 + "-fencer");
         }
     }
 

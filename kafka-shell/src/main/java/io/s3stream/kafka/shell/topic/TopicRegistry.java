@@ -402,15 +402,24 @@ public final class TopicRegistry {
         }
     }
 
-    /** Retires the partition here (its stream is closed: data uploaded), then names {@code target} the leader. */
+    /**
+     * Retires the partition here (its stream is closed: data uploaded), then names {@code target} the leader. A shell
+     * that restarted after the move was asked has no handle, but its previous instance may still hold the stream open
+     * in the manifest, where only this node can close it: it opens the stream at the next epoch and closes it, so the
+     * target can open it (ChaosIT seed 42: the target was refused "held open by node 3" until the end of the run).
+     */
     private void handOver(Topic t, Slot s, String key, byte[] record, int target, long epoch) {
         long started = System.nanoTime();
         PartitionLog log = s.log;
+        long handedEpoch = epoch;
         if (log != null) {
             log.retire().join();
+        } else {
+            storage.openStream(s.streamId, epoch + 1).thenCompose(Stream::close).join();
+            handedEpoch = epoch + 1;
         }
         s.log = null;
-        if (kv.compareAndSet(key, record, leaderRecord(target, epoch, -1)).join()) {
+        if (kv.compareAndSet(key, record, leaderRecord(target, handedEpoch, -1)).join()) {
             s.leader = target;
             s.target = -1;
             LOG.log(System.Logger.Level.INFO, () -> "partition " + t.name() + "-" + s.index + " handed to node " + target
