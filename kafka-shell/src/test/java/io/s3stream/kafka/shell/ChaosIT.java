@@ -223,17 +223,19 @@ class ChaosIT {
             int lengthMs = 2_000 + random.nextInt(7_000);
             switch (kind) {
                 case 0 -> {
-                    count("kill");
-                    FailoverProcessTest.signal(n.broker.process, "KILL");
-                    n.broker.process.waitFor(30, TimeUnit.SECONDS);
-                    Thread.sleep(lengthMs);
-                    start(n, run, storeUri);
+                    if (signalIfAlive(n.broker.process, "KILL")) {
+                        count("kill");
+                        n.broker.process.waitFor(30, TimeUnit.SECONDS);
+                        Thread.sleep(lengthMs);
+                        start(n, run, storeUri);
+                    }
                 }
                 case 1 -> {
-                    count("pause");
-                    FailoverProcessTest.signal(n.broker.process, "STOP");
-                    Thread.sleep(lengthMs);
-                    FailoverProcessTest.signal(n.broker.process, "CONT");
+                    if (signalIfAlive(n.broker.process, "STOP")) {
+                        count("pause");
+                        Thread.sleep(lengthMs);
+                        signalIfAlive(n.broker.process, "CONT");
+                    }
                 }
                 case 2 -> {
                     count("store latency");
@@ -264,6 +266,20 @@ class ChaosIT {
         }
         Thread.sleep(10_000); // a shell resumed from the last pause finds itself fenced (if it was) within a renewal
         restartExited(nodes, run, storeUri);
+    }
+
+    /**
+     * Sends {@code signal} to a shell; false when the shell had already exited by itself (a fenced exit racing the
+     * nemesis: {@code kill} then finds no such process), which {@link #restartExited} handles.
+     */
+    private static boolean signalIfAlive(Process p, String signal) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid())).inheritIO().start();
+        int status = kill.waitFor();
+        if (status != 0 && !p.isAlive()) {
+            return false;
+        }
+        assertThat(status).as("kill -" + signal + " of a live shell").isZero();
+        return true;
     }
 
     /**
