@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.s3stream.NodeFencedException;
 import io.s3stream.StorageIOException;
 import io.s3stream.internal.format.ObjectBuilder;
+import io.s3stream.internal.metadata.Continuity;
 import io.s3stream.internal.store.ObjectStorage;
 import io.s3stream.internal.util.Futures;
 import io.s3stream.spi.CommitRequest;
@@ -428,14 +429,6 @@ final class BlockUploader {
         return new CommitRequest.NewObject(objectId, type, size, ranges);
     }
 
-    /**
-     * Whether a range starting at {@code offset} may follow the stream's committed data: at its end offset, or past it
-     * when the gap lies wholly below its start offset (a trimmed prefix that was never uploaded).
-     */
-    static boolean continues(StreamMetadata stream, long offset) {
-        return offset == stream.endOffset() || (offset > stream.endOffset() && offset <= stream.startOffset());
-    }
-
     /** Streams of the block that moved on (deleted, newer epoch, or end offset no longer matching). */
     private Set<Long> streamsThatCannotCommit(List<LogCache.Run> runs, Set<Long> excluded) {
         Set<Long> dead = new HashSet<>();
@@ -449,7 +442,7 @@ final class BlockUploader {
             Optional<StreamMetadata> meta = metadata.getStream(e.getKey()).join();
             LogCache.Run run = e.getValue();
             if (meta.isEmpty() || meta.get().state() == StreamState.DELETED || meta.get().epoch() > run.epoch
-                    || !continues(meta.get(), run.startOffset)) {
+                    || !Continuity.continuesAt(meta.get().endOffset(), meta.get().startOffset(), run.startOffset)) {
                 dead.add(e.getKey());
             }
         }

@@ -12,6 +12,7 @@ import io.s3stream.spi.MetadataStore;
 import io.s3stream.spi.StreamMetadata;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One open stream: its identity and offsets, and the entry points of the engine's write path
@@ -21,6 +22,10 @@ import java.util.concurrent.CompletableFuture;
  * sequencer processes a durable append, in order; {@code startOffset} moves on trims.
  */
 final class StreamHandle implements Stream {
+    private static final int OPEN = 0;
+    private static final int CLOSING = 1;
+    private static final int DESTROYING = 2;
+
 
     /** How a handle closes: the engine uploads the stream's data and records the close (or deletion). */
     interface Closer {
@@ -43,10 +48,7 @@ final class StreamHandle implements Stream {
     Throwable holeCause;
     private final CompletableFuture<Void> closeFuture = new CompletableFuture<>();
     /** {@link #OPEN}, or how the handle ends: decided once, by the first close, destroy or fencing reopen. */
-    private final java.util.concurrent.atomic.AtomicInteger ending = new java.util.concurrent.atomic.AtomicInteger(OPEN);
-    private static final int OPEN = 0;
-    private static final int CLOSING = 1;
-    private static final int DESTROYING = 2;
+    private final AtomicInteger ending = new AtomicInteger(OPEN);
     /** The embedder's key compaction of this stream, or null; read by the compactor. */
     private volatile KeyCompaction keyCompaction;
 

@@ -1,15 +1,14 @@
 package io.s3stream.internal.engine;
 
 import io.netty.buffer.ByteBuf;
+import io.s3stream.internal.metadata.Continuity;
 import io.s3stream.spi.MetadataStore;
-import io.s3stream.spi.StreamMetadata;
 import io.s3stream.spi.StreamState;
 import io.s3stream.spi.WalRecordFormat;
 import io.s3stream.spi.WriteAheadLog;
 
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * Reads a WAL from its trim point and commits what it holds: the recovery at start (the node's own WAL, into the
@@ -53,10 +52,8 @@ final class WalReplay {
     private final BlockUploader uploader;
     private final long uploadThresholdBytes;
     private final long backpressureNanos;
-    /** Per stream, the offset its next record must start at; -1 for a deleted stream. */
-    private final Map<Long, Long> expectedNext = new HashMap<>();
-    /** Per stream seen, its start offset in the manifest. */
-    private final Map<Long, Long> startOffsets = new HashMap<>();
+    /** Per stream seen: where its next record must start, and its start offset; null for a deleted stream. */
+    private final Map<Long, Cursor> cursors = new HashMap<>();
     private long kept;
     private long dropped;
 
@@ -104,18 +101,15 @@ final class WalReplay {
             record.release();
             throw e;
         }
-        long expected = expectedNext.computeIfAbsent(d.streamId(), this::committedEnd);
+        Cursor cursor = cursors.computeIfAbsent(d.streamId(), id -> metadata.getStream(id).join()
+                .filter(m -> m.state() != StreamState.DELETED)
+                .map(m -> new Cursor(m.endOffset(), m.startOffset())).orElse(DELETED));
         long end = d.baseOffset() + d.count();
-        long start = startOffsets.getOrDefault(d.streamId(), -1L);
-        if (expected < 0 || end <= expected) {
-            record.release(); // deleted stream, or already in committed objects
+        if (cursor == DELETED || end <= cursor.next || end <= cursor.start) {
+            record.release(); // deleted stream, already in committed objects, or trimmed
             return;
         }
-        if (end <= start) {
-            record.release(); // trimmed
-            return;
-        }
-        if (d.baseOffset() != expected && !(d.baseOffset() > expected && d.baseOffset() <= start)) {
+        if (!Continuity.continuesAt(cursor.next, cursor.start, d.baseOffset())) {
             record.release(); // follows a failed append: never acknowledged
             dropped++;
             return;
@@ -135,17 +129,22 @@ final class WalReplay {
         if (logCache.insert(batch, wal.isSegmentBoundary(next)) == LogCache.SEALED) {
             upload(logCache.pollSealed());
         }
-        expectedNext.put(d.streamId(), end);
+        cursor.next = end;
         kept++;
     }
 
-    /** The stream's committed end offset (its start offset noted), or -1 when it was deleted. */
-    private long committedEnd(long streamId) {
-        Optional<StreamMetadata> meta = metadata.getStream(streamId).join()
-                .filter(m -> m.state() != StreamState.DELETED);
-        meta.ifPresent(m -> startOffsets.put(streamId, m.startOffset()));
-        return meta.map(StreamMetadata::endOffset).orElse(-1L);
+    /** A stream's replay position: the offset its next kept record must start at, and its start offset. */
+    private static final class Cursor {
+        long next;
+        final long start;
+
+        Cursor(long next, long start) {
+            this.next = next;
+            this.start = start;
+        }
     }
+
+    private static final Cursor DELETED = new Cursor(Long.MAX_VALUE, Long.MAX_VALUE);
 
     private void upload(LogCache.Block block) {
         if (block == null) {

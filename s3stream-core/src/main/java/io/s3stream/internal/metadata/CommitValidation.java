@@ -54,8 +54,8 @@ final class CommitValidation {
 
     /**
      * Checks an upload's ranges against the streams: each stream exists, is written at its current epoch and
-     * continues exactly at its end offset, or past it when the gap lies wholly below its start offset; puts each stream's new end offset in {@code newEndOffsets}. Ranges of a
-     * stream deleted meanwhile are accepted (the data dies on arrival).
+     * continues at its end offset as {@link Continuity} allows; puts each stream's new end offset in
+     * {@code newEndOffsets}. Ranges of a stream deleted meanwhile are accepted (the data dies on arrival).
      */
     static void validateUpload(Map<Long, StreamEntry> streams, Map<Long, List<StreamRange>> byStream,
                                Map<Long, Long> newEndOffsets) {
@@ -78,10 +78,7 @@ final class CommitValidation {
                     throw new MetadataConflictException("stream " + streamId + " is at epoch " + s.epoch
                             + "; it was never opened at epoch " + r.epoch() + ": " + r);
                 }
-                // A gap is allowed only where it lies wholly below the start offset: a trimmed prefix that the
-                // uploading node left out (nothing in it is readable any more).
-                boolean trimmedGap = r.startOffset() > expected && r.startOffset() <= s.startOffset;
-                if (r.startOffset() != expected && !trimmedGap) {
+                if (!Continuity.continuesAt(expected, s.startOffset, r.startOffset())) {
                     throw new MetadataConflictException("stream " + streamId + " must continue at offset " + expected
                             + (s.startOffset > expected ? " (or, past a trimmed gap, at most at its start offset "
                             + s.startOffset + ")" : "") + " but the commit has " + r + " ("

@@ -48,7 +48,8 @@ import java.util.function.Supplier;
  *       no-op. <b>The start offset may pass the end offset</b>: the engine trims up to its confirmed offset, whose
  *       data may still wait in a log cache for upload; the store does not know the stream's next offset and so
  *       cannot bound the trim, and the engine must not trim past it. Ranges committed later that lie wholly below
- *       the start offset are dead on arrival, and an upload may leave them out (see {@code commitObjects}). (This refines the SPI's "never past its end offset".)</li>
+ *       the start offset are dead on arrival, and an upload may leave them out (see {@code commitObjects}). (This
+ *       refines the SPI's "never past its end offset".)</li>
  *   <li>{@code deleteStream}: epoch at least the current one (older: fenced), whoever holds the stream; it becomes
  *       {@code DELETED} with owner -1 and the given epoch. Deleting twice fails with not-found.</li>
  *   <li>{@code getStream} returns a deleted stream with state {@code DELETED}; {@code listStreams} omits it.</li>

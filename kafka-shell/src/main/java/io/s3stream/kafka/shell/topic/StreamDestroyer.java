@@ -9,11 +9,9 @@ import io.s3stream.kafka.shell.network.ApiFamily;
 import io.s3stream.kafka.shell.network.RateLimitedLog;
 
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -143,14 +141,5 @@ final class StreamDestroyer {
                             + ApiFamily.cause(e));
                     return null;
                 });
-    }
-
-    /** The recorded streams, for tests and tools. */
-    CompletableFuture<List<Long>> pending() {
-        return kv.list(PREFIX).thenApply((SortedMap<String, byte[]> keys) -> {
-            List<Long> ids = new ArrayList<>();
-            keys.keySet().forEach(k -> ids.add(Long.parseLong(k.substring(PREFIX.length()))));
-            return ids;
-        });
     }
 }
