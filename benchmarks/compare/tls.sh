@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # TLS vs plaintext on this machine, kafka-shell and Apache Kafka 4.3.1 (the reference: what TLS costs a broker on the
-# JDK's TLS): two shells (the embedded default), one with a PLAINTEXT listener, one with an SSL listener, and one
-# Kafka with both listeners (the same PKCS12 EC key made here with keytool; TLS 1.3, JDK TLS on both sides); the same
+# JDK's TLS): three shells (the embedded default), one with a PLAINTEXT listener and two with an SSL listener, on
+# OpenSSL (BoringSSL through netty-tcnative, the shell's default) and on the JDK's TLS (s3stream.kafka.ssl.engine=jdk),
+# and one Kafka with both listeners (the same PKCS12 EC key made here with keytool; TLS 1.3; the clients and Kafka on
+# the JDK's TLS); the same
 # ProducerPerformance commands as produce-consume.sh (1 KiB, acks=all, linger.ms=5, batch.size=131072, 1 partition):
 # unthrottled throughput and latency at 10,000 rec/s, rounds rotating the order.
 #   benchmarks/compare/tls.sh              # ROUNDS=3 RECORDS=200000 RATE_SECONDS=20
@@ -11,6 +13,7 @@ RECORDS="${RECORDS:-200000}"
 RATE_SECONDS="${RATE_SECONDS:-20}"
 SETTLE="${SETTLE:-5}"
 TLS_PORT="${TLS_PORT:-29093}"
+JDK_TLS_PORT="${JDK_TLS_PORT:-29095}"
 KAFKA_TLS_PORT="${KAFKA_TLS_PORT:-19094}"
 
 setup_kafka_tools
@@ -33,7 +36,11 @@ rm -rf "$KEYS"; mkdir -p "$KEYS"
 KAFKA_SSL_PORT="$KAFKA_TLS_PORT" KAFKA_SSL_KEYSTORE="$KEYS/broker.p12" KAFKA_SSL_PASSWORD=benchpass start_kafka "$RUN/kafka"
 start_shell "$RUN/plain"
 SHELL_PORT="$TLS_PORT" start_shell "$RUN/tls" --override "listeners=SSL://127.0.0.1:$TLS_PORT" \
-  --override "ssl.keystore.location=$KEYS/broker.p12" --override ssl.keystore.password=benchpass
+  --override "ssl.keystore.location=$KEYS/broker.p12" --override ssl.keystore.password=benchpass \
+  --override s3stream.kafka.ssl.engine=openssl
+SHELL_PORT="$JDK_TLS_PORT" start_shell "$RUN/tls-jdk" --override "listeners=SSL://127.0.0.1:$JDK_TLS_PORT" \
+  --override "ssl.keystore.location=$KEYS/broker.p12" --override ssl.keystore.password=benchpass \
+  --override s3stream.kafka.ssl.engine=jdk
 
 tls_props=(security.protocol=SSL "ssl.truststore.location=$KEYS/trust.p12" ssl.truststore.password=benchpass
   ssl.truststore.type=PKCS12)
@@ -41,11 +48,12 @@ printf '%s\n' "${tls_props[@]}" > "$RUN/client.properties"
 run_perf() { # system topic records throughput warmup
   local port props out
   case "$1" in
-    plain) port="$SHELL_PORT" ;; tls) port="$TLS_PORT" ;; kafka) port="$KAFKA_PORT" ;; kafka-tls) port="$KAFKA_TLS_PORT" ;;
+    plain) port="$SHELL_PORT" ;; tls) port="$TLS_PORT" ;; tls-jdk) port="$JDK_TLS_PORT" ;;
+    kafka) port="$KAFKA_PORT" ;; kafka-tls) port="$KAFKA_TLS_PORT" ;;
   esac
   props=(bootstrap.servers="127.0.0.1:$port")
   case "$1" in
-    *tls)
+    *tls|tls-jdk)
       props+=("${tls_props[@]}")
       kt org.apache.kafka.tools.TopicCommand --bootstrap-server "127.0.0.1:$port" --command-config "$RUN/client.properties" \
         --create --topic "$2" --partitions 1 --replication-factor 1 >/dev/null ;;
@@ -57,7 +65,7 @@ run_perf() { # system topic records throughput warmup
   printf '%s\n' "$out" | python3 "$COMPARE/parse_perf.py" producer
 }
 
-SYSTEMS=(plain tls kafka kafka-tls)
+SYSTEMS=(plain tls tls-jdk kafka kafka-tls)
 for ((round = 1; round <= ROUNDS; round++)); do
   order=()
   for ((i = 0; i < ${#SYSTEMS[@]}; i++)); do order+=("${SYSTEMS[$(((i + round - 1) % ${#SYSTEMS[@]}))]}"); done
@@ -82,12 +90,14 @@ rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 med = lambda t, s, k: statistics.median(float(r[k]) for r in rows if r["test"] == t and r["system"] == s)
 loads = sorted(float(r["load"]) for r in rows)
 print(f"\nmedians of {max(int(r['round']) for r in rows)} rounds, load {loads[0]:.1f}-{loads[-1]:.1f}\n")
-print("| test | metric | shell plaintext | shell TLS | shell TLS/plaintext | Kafka plaintext | Kafka TLS | Kafka TLS/plaintext |")
-print("|---|---|---:|---:|---:|---:|---:|---:|")
+print("| test | metric | shell plaintext | shell TLS OpenSSL | shell TLS JDK | OpenSSL/plaintext | JDK/plaintext "
+      "| Kafka plaintext | Kafka TLS (JDK) | Kafka TLS/plaintext |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for t, ms in (("unthrottled", (("rec/s", "rec_s"), ("p99 ms", "p99_ms"))),
               ("rate10000", (("p50 ms", "p50_ms"), ("p99 ms", "p99_ms"), ("p99.9 ms", "p999_ms")))):
     for label, k in ms:
-        a, b, c, d = (med(t, s, k) for s in ("plain", "tls", "kafka", "kafka-tls"))
-        print(f"| {t} | {label} | {a:,.1f} | {b:,.1f} | {b / a:.2f}x | {c:,.1f} | {d:,.1f} | {d / c:.2f}x |")
+        a, b, j, c, d = (med(t, s, k) for s in ("plain", "tls", "tls-jdk", "kafka", "kafka-tls"))
+        print(f"| {t} | {label} | {a:,.1f} | {b:,.1f} | {j:,.1f} | {b / a:.2f}x | {j / a:.2f}x "
+              f"| {c:,.1f} | {d:,.1f} | {d / c:.2f}x |")
 PY
 plot "$TSV" "$RUN/tls.svg" "TLS vs plaintext: kafka-shell and Kafka $KAFKA_VERSION, 1 KiB acks=all"

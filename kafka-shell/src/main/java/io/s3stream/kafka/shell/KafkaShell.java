@@ -30,6 +30,7 @@ import io.s3stream.kafka.shell.log.Retention;
 import io.s3stream.kafka.shell.metrics.ShellMetrics;
 import io.s3stream.kafka.shell.network.ApiDispatcher;
 import io.s3stream.kafka.shell.network.ConnectionInitializer;
+import io.s3stream.kafka.shell.network.InterShellSecurity;
 import io.s3stream.kafka.shell.network.ReloadingTls;
 import io.s3stream.kafka.shell.network.RequestMemoryPool;
 import io.s3stream.kafka.shell.network.SaslAuthentication;
@@ -102,6 +103,12 @@ public final class KafkaShell implements AutoCloseable {
         this.config = config;
         this.requestMemory = new RequestMemoryPool(config.queuedMaxRequestBytes());
         this.acls = AclAuthorizer.fromConfig(config.settings()); // a bad setting fails before anything starts
+        ShellConfig.Listener internal = config.interBrokerListener();
+        InterShellSecurity interShell = InterShellSecurity.forListener(internal.name(), internal.protocol(),
+                listenerSettings(config, internal));
+        interShell.problem().ifPresent(problem -> System.getLogger(KafkaShell.class.getName()).log(
+                System.Logger.Level.WARNING, () -> problem + ": with several shells, a transaction over partitions of "
+                        + "another shell cannot be completed"));
         // The port first: a shell that cannot listen must fail before it opens (and recovers) the engine. The server
         // socket accepts nothing until everything below is ready (AUTO_READ off): clients wait in the backlog.
         this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
@@ -142,9 +149,8 @@ public final class KafkaShell implements AutoCloseable {
                     auth);
             this.metrics = startedMetrics = new ShellMetrics(config.nodeId(), storage);
             // Markers go to other shells on their inter-broker listener.
-            String interBroker = config.interBrokerListener().name();
             this.transactions = new TransactionCoordinator(storage.keyValues(), topics, groupApis::coordinates,
-                    () -> topics.brokersOn(interBroker), config.transactionMaxTimeoutMs());
+                    () -> topics.brokersOn(internal.name()), interShell, config.transactionMaxTimeoutMs());
             ClientQuotas quotas = new ClientQuotas(storage.keyValues());
             quotas.refresh();
             scram.attach(storage.keyValues());
@@ -268,16 +274,14 @@ public final class KafkaShell implements AutoCloseable {
             workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
             throw e;
         }
-        ShellConfig.Listener internal = config.interBrokerListener();
-        if (!internal.protocol().equals("PLAINTEXT")) {
-            System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.WARNING, () -> "the inter-broker "
-                    + "listener " + internal.name() + " is " + internal.protocol() + ", but shells speak only "
-                    + "PLAINTEXT to each other: with several shells, transactions over partitions of another shell "
-                    + "cannot be completed. Add a PLAINTEXT listener for the shells on a private network (listeners="
-                    + "...,INTERNAL://10.0.0.5:9093, listener.security.protocol.map=...,INTERNAL:PLAINTEXT, "
-                    + "inter.broker.listener.name=INTERNAL)");
-        }
         return List.copyOf(bound);
+    }
+
+    /** A listener's view of the settings: {@code listener.name.<name>.<key>} first, then {@code <key>}. */
+    private static java.util.function.Function<String, String> listenerSettings(ShellConfig config,
+                                                                               ShellConfig.Listener listener) {
+        String prefix = "listener.name." + listener.name().toLowerCase(java.util.Locale.ROOT) + ".";
+        return k -> config.get(prefix + k, config.get(k, null));
     }
 
     /**
@@ -286,8 +290,7 @@ public final class KafkaShell implements AutoCloseable {
      */
     private Channel bind(ShellConfig config, ShellConfig.Listener listener) {
         int maxFrame = config.socketRequestMaxBytes();
-        String prefix = "listener.name." + listener.name().toLowerCase(java.util.Locale.ROOT) + ".";
-        java.util.function.Function<String, String> setting = k -> config.get(prefix + k, config.get(k, null));
+        java.util.function.Function<String, String> setting = listenerSettings(config, listener);
         String protocol = listener.protocol();
         ReloadingTls tls = protocol.endsWith("SSL") ? new ReloadingTls(listener.name(), setting) : null;
         if (tls != null) {

@@ -1,6 +1,7 @@
 package io.s3stream.kafka.shell;
 
 import io.s3stream.InvalidConfigException;
+import io.s3stream.kafka.shell.network.TlsContexts;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -36,13 +37,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * SSL listeners with Kafka's {@code ssl.*} keys: the Java clients over TLS with a PKCS12 key store, mutual TLS
  * ({@code ssl.client.auth=required}: a client without a trusted certificate gets Kafka's authentication error), a PEM
- * key store with kcat and confluent-kafka, garbage instead of a handshake closing only that connection, and a wrong
- * key store password stopping the start with one line that names the setting and not the password. Certificates are
+ * key store with kcat and confluent-kafka, garbage instead of a handshake closing only that connection, both TLS
+ * engines (the JDK's, the default, and OpenSSL), and a wrong key store password stopping the start with one line that
+ * names the setting and not the password. Certificates are
  * made for each test with the JDK's keytool and with openssl.
  */
 @Timeout(120)
 class TlsTest {
-    private static final String PASSWORD = "changeit-" + Long.toHexString(new Random().nextLong());
+    static final String PASSWORD = "changeit-" + Long.toHexString(new Random().nextLong());
 
     private static void run(Path dir, String... command) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
@@ -56,7 +58,7 @@ class TlsTest {
     }
 
     /** A PKCS12 key store {@code <name>.p12} with an EC key and a self-signed certificate for 127.0.0.1 and localhost. */
-    private static Path keyStore(Path dir, String name) throws Exception {
+    static Path keyStore(Path dir, String name) throws Exception {
         run(dir, keytool(), "-genkeypair", "-alias", name, "-keyalg", "EC", "-groupname", "secp256r1", "-dname",
                 "CN=" + name, "-ext", "SAN=IP:127.0.0.1,DNS:localhost", "-validity", "2", "-storetype", "PKCS12",
                 "-keystore", name + ".p12", "-storepass", PASSWORD);
@@ -66,7 +68,7 @@ class TlsTest {
     }
 
     /** A PKCS12 trust store {@code trust-<name>.p12} holding {@code <name>.crt}. */
-    private static Path trustStore(Path dir, String name) throws Exception {
+    static Path trustStore(Path dir, String name) throws Exception {
         run(dir, keytool(), "-importcert", "-noprompt", "-alias", name, "-file", name + ".crt", "-storetype", "PKCS12",
                 "-keystore", "trust-" + name + ".p12", "-storepass", PASSWORD);
         return dir.resolve("trust-" + name + ".p12");
@@ -77,7 +79,7 @@ class TlsTest {
                 "ssl.keystore.password", PASSWORD);
     }
 
-    private static Map<String, Object> sslClient(Path trustStore) {
+    static Map<String, Object> sslClient(Path trustStore) {
         return Map.of(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SSL",
                 SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG, trustStore.toString(),
                 SslConfigs.SSL_TRUSTSTORE_PASSWORD_CONFIG, PASSWORD, SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG, "PKCS12");
@@ -367,6 +369,28 @@ class TlsTest {
             assertThat(py.exit()).as(py.output()).isZero();
             assertThat(py.output()).contains("confluent tls OK");
         }
+    }
+
+    /**
+     * The same listener settings on both TLS engines: the JDK's when nothing is set, OpenSSL (netty-tcnative's
+     * BoringSSL, which ships for this platform) by name; a name that is neither stops the start naming the setting.
+     */
+    @Test
+    void bothTlsEnginesServeTheSameSettings(@TempDir Path dir) throws Exception {
+        Path broker = keyStore(dir, "broker");
+        Path trust = trustStore(dir, "broker");
+        assertThat(TlsContexts.server(sslListener(broker)::get)).isInstanceOf(io.netty.handler.ssl.JdkSslContext.class);
+        assertThat(io.netty.handler.ssl.OpenSsl.isAvailable()).as("netty-tcnative loads on this platform").isTrue();
+        Map<String, String> openssl = new HashMap<>(sslListener(broker));
+        openssl.put(TlsContexts.ENGINE, "openssl");
+        assertThat(TlsContexts.server(openssl::get)).isInstanceOf(io.netty.handler.ssl.OpenSslContext.class);
+        try (ShellFixture fx = new ShellFixture(openssl)) {
+            roundTrip(fx, sslClient(trust), "over-openssl");
+        }
+        Map<String, String> unknown = new HashMap<>(sslListener(broker));
+        unknown.put(TlsContexts.ENGINE, "gnutls");
+        assertThatThrownBy(() -> new ShellFixture(unknown).close()).isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining("s3stream.kafka.ssl.engine must be jdk or openssl");
     }
 
     @Test

@@ -66,7 +66,8 @@ public final class ShellConfig {
             "s3stream.metrics.log.interval.ms", "s3stream.kafka.reconcile.ms", "s3stream.kafka.lease.renew.ms",
             "s3stream.kafka.lease.timeout.ms", "s3stream.kafka.failover.enable", "s3stream.kafka.balance.interval.ms",
             "s3stream.kafka.balance.band", "s3stream.kafka.balance.min.bytes.per.sec", "s3stream.kafka.transaction.sweep.ms",
-            "s3stream.kafka.ssl.reload.check.ms", "s3stream.kafka.offsets.commit.linger.ms");
+            "s3stream.kafka.ssl.reload.check.ms", "s3stream.kafka.ssl.engine",
+            "s3stream.kafka.offsets.commit.linger.ms");
 
     private ShellConfig(Map<String, String> raw) {
         this.raw = Map.copyOf(raw);

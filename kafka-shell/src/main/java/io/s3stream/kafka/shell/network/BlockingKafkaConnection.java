@@ -8,32 +8,38 @@ import org.apache.kafka.common.requests.RequestHeader;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 
 /**
  * One blocking Kafka-protocol connection: a request out, its response back, one at a time. For the few requests a
- * shell sends to another shell (WriteTxnMarkers) and for tests that need exact requests; not for the data path.
+ * shell sends to another shell (WriteTxnMarkers, over the inter-broker listener's TLS and SASL) and for tests that
+ * need exact requests; not for the data path.
  */
 public final class BlockingKafkaConnection implements AutoCloseable {
     private final Socket socket;
     private final String clientId;
     private int correlation;
 
-    /** Connects to {@code host:port}; {@code timeoutMs} bounds the connect and every read. */
+    /** Connects to {@code host:port} in plaintext; {@code timeoutMs} bounds the connect and every read. */
     public BlockingKafkaConnection(String host, int port, int timeoutMs, String clientId) throws IOException {
-        Socket s = new Socket();
+        this(host, port, timeoutMs, clientId, InterShellSecurity.PLAINTEXT);
+    }
+
+    /**
+     * Connects to {@code host:port} with {@code security}'s TLS and logs in with its SASL mechanism, if any;
+     * {@code timeoutMs} bounds the connect and every read.
+     */
+    public BlockingKafkaConnection(String host, int port, int timeoutMs, String clientId, InterShellSecurity security)
+            throws IOException {
+        this.socket = security.connect(host, port, timeoutMs);
+        this.clientId = clientId;
         try {
-            s.connect(new InetSocketAddress(host, port), timeoutMs);
-            s.setSoTimeout(timeoutMs);
-            s.setTcpNoDelay(true);
-        } catch (IOException e) {
-            s.close();
+            security.authenticate(this, host);
+        } catch (IOException | RuntimeException e) {
+            socket.close();
             throw e;
         }
-        this.socket = s;
-        this.clientId = clientId;
     }
 
     /** Sends {@code request} as version {@code version} of {@code key} and waits for its response. */

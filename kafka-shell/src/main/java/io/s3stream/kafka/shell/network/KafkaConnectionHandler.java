@@ -339,9 +339,18 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
             // listener, garbage): one line, at most one a minute, naming the client; no stack trace.
             Throwable tlsError = cause instanceof javax.net.ssl.SSLException ? cause : cause.getCause();
             TLS_FAILED.log(() -> {
+                // OpenSSL's engine says "General OpenSslEngine problem" and keeps the reason (an untrusted or expired
+                // certificate, an alert from the client) in its cause.
                 String why = String.valueOf(tlsError.getMessage());
+                Throwable root = tlsError;
+                while (root.getCause() != null && root.getCause() != root) {
+                    root = root.getCause();
+                }
+                if (root != tlsError && root.getMessage() != null && !why.contains(root.getMessage())) {
+                    why = why + ": " + root.getMessage();
+                }
                 return "TLS with " + ctx.channel().remoteAddress() + " failed, connection closed: "
-                        + (why.length() > 160 ? why.substring(0, 160) + "…" : why);
+                        + (why.length() > 240 ? why.substring(0, 240) + "…" : why);
             });
         } else {
             LOG.log(System.Logger.Level.DEBUG, () -> "closing " + ctx.channel(), cause);

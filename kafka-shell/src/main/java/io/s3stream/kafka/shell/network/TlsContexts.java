@@ -1,12 +1,15 @@
 package io.s3stream.kafka.shell.network;
 
 import io.netty.handler.ssl.ClientAuth;
+import io.netty.handler.ssl.JdkSslContext;
+import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
 import io.s3stream.InvalidConfigException;
 
 import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManagerFactory;
 import java.io.File;
 import java.io.IOException;
@@ -32,11 +35,38 @@ import java.util.function.Function;
  * wrong password or an unreadable key stops the shell with one line naming the setting (never the password).
  * {@link ReloadingTls} builds a new context when the files change.
  *
- * <p>Design note: the JDK's TLS (Netty's {@link SslProvider#JDK}), so no native library is needed; OpenSSL through
- * netty-tcnative is not on the class path and its speed-up is not measured.
+ * <p>The TLS implementation is {@code s3stream.kafka.ssl.engine}: {@code jdk} (the JDK's {@code SSLEngine}, the
+ * default) or {@code openssl} (BoringSSL through netty-tcnative, whose native library ships for Linux, macOS and Windows
+ * on x86-64 and Linux and macOS on ARM64). Both read the same stores and keys. Design note: the JDK's is the default
+ * because OpenSSL was not faster here: produce over TLS 1.3 gave the JDK engine the higher median throughput in
+ * side-by-side rounds (benchmarks/README.md, "TLS"); OpenSSL stays an option for machines where it measures better.
  */
 public final class TlsContexts {
+    /** The setting that chooses the TLS implementation. */
+    public static final String ENGINE = "s3stream.kafka.ssl.engine";
+
     private TlsContexts() {
+    }
+
+    /**
+     * The implementation {@code engine} (the value of {@link #ENGINE}) names: the JDK's when null or blank.
+     *
+     * @throws InvalidConfigException for an unknown name, or {@code openssl} where netty-tcnative cannot load
+     */
+    public static SslProvider provider(String engine) {
+        String name = engine == null || engine.isBlank() ? "jdk" : engine.trim().toLowerCase(Locale.ROOT);
+        return switch (name) {
+            case "jdk" -> SslProvider.JDK;
+            case "openssl" -> {
+                if (!OpenSsl.isAvailable()) {
+                    throw new InvalidConfigException(ENGINE + "=openssl, but netty-tcnative's BoringSSL cannot be "
+                            + "loaded here (" + rootMessage(OpenSsl.unavailabilityCause()) + "); use " + ENGINE
+                            + "=jdk");
+                }
+                yield SslProvider.OPENSSL;
+            }
+            default -> throw new InvalidConfigException(ENGINE + " must be jdk or openssl, was '" + engine + "'");
+        };
     }
 
     /** The server context for {@code settings} (a view of the shell's configuration: key → value or null). */
@@ -51,24 +81,9 @@ public final class TlsContexts {
                 File pem = readable("ssl.keystore.location", location).toFile();
                 builder = SslContextBuilder.forServer(pem, pem, keyPassword);
             } else {
-                KeyStore ks = load("ssl.keystore", type, location, storePassword);
-                KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-                char[] keyPw = keyPassword != null ? keyPassword.toCharArray()
-                        : storePassword != null ? storePassword.toCharArray() : new char[0];
-                kmf.init(ks, keyPw);
-                builder = SslContextBuilder.forServer(kmf);
+                builder = SslContextBuilder.forServer(keyManagers(type, location, storePassword, keyPassword));
             }
-            String trustLocation = settings.apply("ssl.truststore.location");
-            if (trustLocation != null && !trustLocation.isBlank()) {
-                String trustType = upper(settings.apply("ssl.truststore.type"), "PKCS12");
-                if (trustType.equals("PEM")) {
-                    builder.trustManager(readable("ssl.truststore.location", trustLocation).toFile());
-                } else {
-                    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-                    tmf.init(load("ssl.truststore", trustType, trustLocation, settings.apply("ssl.truststore.password")));
-                    builder.trustManager(tmf);
-                }
-            }
+            trust(builder, settings);
             builder.clientAuth(switch (upper(settings.apply("ssl.client.auth"), "NONE")) {
                 case "NONE" -> ClientAuth.NONE;
                 case "REQUESTED" -> ClientAuth.OPTIONAL;
@@ -76,17 +91,79 @@ public final class TlsContexts {
                 default -> throw new InvalidConfigException("ssl.client.auth must be none, requested or required, was '"
                         + settings.apply("ssl.client.auth") + "'");
             });
-            String protocols = settings.apply("ssl.enabled.protocols");
-            builder.protocols(list(protocols == null ? "TLSv1.3,TLSv1.2" : protocols));
+            builder.protocols(protocols(settings));
             String ciphers = settings.apply("ssl.cipher.suites");
             if (ciphers != null && !ciphers.isBlank()) {
                 builder.ciphers(list(ciphers));
             }
-            return builder.sslProvider(SslProvider.JDK).build();
+            return builder.sslProvider(provider(settings.apply(ENGINE))).build();
         } catch (IOException | GeneralSecurityException | IllegalArgumentException e) {
             // The message of a KeyStore or PEM failure names the problem (wrong password, bad format), not a secret.
             throw new InvalidConfigException("TLS for the SSL listener cannot be set up from ssl.keystore.location="
                     + location + " (ssl.keystore.type=" + type + "): " + rootMessage(e), e);
+        }
+    }
+
+    /**
+     * The client side of TLS with which a shell reaches another shell's listener (transaction markers), from that
+     * listener's own settings, as a Kafka broker's inter-broker client: it trusts {@code ssl.truststore.*} (the JDK's
+     * default trust when unset) and presents {@code ssl.keystore.*}, if set, to a listener that asks for a client
+     * certificate. The JDK's TLS: the few marker connections are long-lived and carry little.
+     *
+     * @throws InvalidConfigException naming the setting at fault
+     */
+    public static SSLSocketFactory client(Function<String, String> settings) {
+        String location = settings.apply("ssl.keystore.location");
+        String type = upper(settings.apply("ssl.keystore.type"), "PKCS12");
+        SslContextBuilder builder = SslContextBuilder.forClient();
+        try {
+            if (location != null && !location.isBlank()) {
+                if (type.equals("PEM")) {
+                    File pem = readable("ssl.keystore.location", location).toFile();
+                    builder.keyManager(pem, pem, settings.apply("ssl.key.password"));
+                } else {
+                    builder.keyManager(keyManagers(type, location, settings.apply("ssl.keystore.password"),
+                            settings.apply("ssl.key.password")));
+                }
+            }
+            trust(builder, settings);
+            return ((JdkSslContext) builder.sslProvider(SslProvider.JDK).build()).context().getSocketFactory();
+        } catch (IOException | GeneralSecurityException | IllegalArgumentException e) {
+            throw new InvalidConfigException("TLS to other shells cannot be set up from ssl.truststore.location="
+                    + settings.apply("ssl.truststore.location") + " and ssl.keystore.location=" + location + ": "
+                    + rootMessage(e), e);
+        }
+    }
+
+    /** The protocols of {@code ssl.enabled.protocols} (default TLSv1.3,TLSv1.2). */
+    public static String[] protocols(Function<String, String> settings) {
+        String protocols = settings.apply("ssl.enabled.protocols");
+        return list(protocols == null ? "TLSv1.3,TLSv1.2" : protocols).toArray(String[]::new);
+    }
+
+    private static KeyManagerFactory keyManagers(String type, String location, String storePassword,
+                                                 String keyPassword) throws IOException, GeneralSecurityException {
+        KeyStore ks = load("ssl.keystore", type, location, storePassword);
+        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        char[] keyPw = keyPassword != null ? keyPassword.toCharArray()
+                : storePassword != null ? storePassword.toCharArray() : new char[0];
+        kmf.init(ks, keyPw);
+        return kmf;
+    }
+
+    /** The certificates of {@code ssl.truststore.*}, when set. */
+    private static void trust(SslContextBuilder builder, Function<String, String> settings)
+            throws IOException, GeneralSecurityException {
+        String trustLocation = settings.apply("ssl.truststore.location");
+        if (trustLocation != null && !trustLocation.isBlank()) {
+            String trustType = upper(settings.apply("ssl.truststore.type"), "PKCS12");
+            if (trustType.equals("PEM")) {
+                builder.trustManager(readable("ssl.truststore.location", trustLocation).toFile());
+            } else {
+                TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+                tmf.init(load("ssl.truststore", trustType, trustLocation, settings.apply("ssl.truststore.password")));
+                builder.trustManager(tmf);
+            }
         }
     }
 

@@ -2,6 +2,7 @@ package io.s3stream.kafka.shell.txn;
 
 import io.s3stream.KeyValues;
 import io.s3stream.kafka.shell.group.TxnOffsets;
+import io.s3stream.kafka.shell.network.InterShellSecurity;
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.topic.TopicRegistry;
 import io.s3stream.kafka.shell.txn.TxnMetadata.Status;
@@ -60,7 +61,7 @@ public final class TransactionCoordinator implements AutoCloseable {
     private final Supplier<Map<Integer, String>> brokers;
     private final ProducerIds producerIds;
     private final int maxTimeoutMs;
-    private final MarkerSender sender = new MarkerSender();
+    private final MarkerSender sender;
     private final ScheduledExecutorService exec = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "kafka-shell-txn-coordinator");
         t.setDaemon(true);
@@ -73,10 +74,13 @@ public final class TransactionCoordinator implements AutoCloseable {
     /**
      * @param coordinatesId whether this shell coordinates a transactional id now
      * @param brokers       registered shells: node id → host:port
+     * @param interShell    the TLS and SASL with which markers are written to other shells
      * @param maxTimeoutMs  the longest {@code transaction.timeout.ms} a producer may ask for ({@code transaction.max.timeout.ms})
      */
     public TransactionCoordinator(KeyValues kv, TopicRegistry topics, Predicate<String> coordinatesId,
-                                  Supplier<Map<Integer, String>> brokers, int maxTimeoutMs) {
+                                  Supplier<Map<Integer, String>> brokers, InterShellSecurity interShell,
+                                  int maxTimeoutMs) {
+        this.sender = new MarkerSender(interShell);
         this.maxTimeoutMs = maxTimeoutMs;
         this.kv = kv;
         this.topics = topics;
@@ -398,14 +402,19 @@ public final class TransactionCoordinator implements AutoCloseable {
                     : sender.send(address, m.producerId(), m.epoch(), commit, 0, List.of(tp))
                     .thenApply(errors -> errors.getOrDefault(tp, Errors.UNKNOWN_SERVER_ERROR));
         }
-        return written.exceptionally(Errors::forException).thenCompose(error -> {
+        return written.handle((answer, e) -> {
+            // A failure to reach the other shell (refused login, untrusted certificate) keeps its reason for the log.
+            Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+                    ? e.getCause() : e;
+            Errors error = cause == null ? answer : Errors.forException(cause);
             // INVALID_PRODUCER_EPOCH: a marker at a newer epoch is there already; this transaction ended before it.
             if (error == Errors.NONE || error == Errors.INVALID_PRODUCER_EPOCH || error == Errors.UNKNOWN_TOPIC_OR_PARTITION) {
-                return CompletableFuture.completedFuture(null);
+                return CompletableFuture.<Void>completedFuture(null);
             }
-            return later(id, "marker for " + tp + ": " + error, backoffMs)
+            String why = cause == null ? error.name() : error + " (" + cause.getMessage() + ")";
+            return later(id, "marker for " + tp + ": " + why, backoffMs)
                     .thenCompose(v -> markPartition(id, tp, m, commit, Math.min(MAX_RETRY_MS, backoffMs * 2)));
-        });
+        }).thenCompose(f -> f);
     }
 
     private CompletableFuture<Void> retry(String id, Supplier<CompletableFuture<Void>> action, String what, long backoffMs) {
