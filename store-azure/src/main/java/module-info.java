@@ -8,6 +8,7 @@ module io.s3stream.store.azure {
     requires com.azure.storage.blob;
     requires com.azure.storage.common;
     requires com.azure.core;
+    requires com.azure.identity;
 
     provides io.s3stream.spi.ObjectStoreProvider with io.s3stream.store.azure.internal.AzureBlobObjectStoreProvider;
 }

@@ -52,6 +52,26 @@ public final class AzuriteServer implements BeforeAllCallback {
 
     /** Starts Azurite outside JUnit (benchmarks); the caller closes it. */
     public static Running start() {
+        Running r = start(List.of(), false);
+        try {
+            r.createContainer();
+        } catch (RuntimeException | AssertionError e) {
+            r.close();
+            throw e;
+        }
+        return r;
+    }
+
+    /**
+     * Starts Azurite on HTTPS with the key and certificate of the PKCS12 file {@code pfx}, checking Entra ID bearer
+     * tokens ({@code --oauth basic}: lifetime, issuer and audience, not the signature); the caller closes it. The
+     * container is not created: a client of this Azurite must trust the certificate, which this JVM does not.
+     */
+    public static Running startHttpsWithOAuth(Path pfx, String pfxPassword) {
+        return start(List.of("--cert", pfx.toString(), "--pwd", pfxPassword, "--oauth", "basic"), true);
+    }
+
+    private static Running start(List<String> extraArgs, boolean https) {
         String hint = "Azurite is needed for this test and was not found. Install it with\n"
                 + "  npm install --prefix /opt/s3stream-tools azurite@3.35.0\n"
                 + "(bin/test does this), put azurite-blob on PATH, or set S3STREAM_AZURITE_BIN.";
@@ -67,25 +87,18 @@ public final class AzuriteServer implements BeforeAllCallback {
                 .orElseThrow(() -> new AssertionError(hint + " Looked in: " + candidates));
         int port = TestServerProcess.freePort();
         Path dir = TestServerProcess.tempDir("azurite");
-        String endpoint = "http://127.0.0.1:" + port + "/" + ACCOUNT;
-        TestServerProcess process;
+        String endpoint = (https ? "https" : "http") + "://127.0.0.1:" + port + "/" + ACCOUNT;
+        List<String> command = new ArrayList<>(List.of(binary.toString(), "--blobHost", "127.0.0.1",
+                "--blobPort", String.valueOf(port), "--location", dir.resolve("data").toString(),
+                "--skipApiVersionCheck", "--disableTelemetry", "--loose"));
+        command.addAll(extraArgs);
         try {
-            process = TestServerProcess.start("azurite", List.of(binary.toString(), "--blobHost", "127.0.0.1",
-                            "--blobPort", String.valueOf(port), "--location", dir.resolve("data").toString(),
-                            "--skipApiVersionCheck", "--disableTelemetry", "--loose"),
-                    Map.of(), dir, "http://127.0.0.1:" + port + "/" + ACCOUNT + "?comp=list",
-                    status -> status > 0, Duration.ofSeconds(60));
+            return new Running(TestServerProcess.start("azurite", command, Map.of(), dir,
+                    https ? "tcp://127.0.0.1:" + port : endpoint + "?comp=list", status -> status > 0,
+                    Duration.ofSeconds(60)), endpoint);
         } catch (IllegalStateException e) {
             throw new AssertionError("Azurite (" + binary + ") did not start: " + e.getMessage(), e);
         }
-        Running r = new Running(process, endpoint);
-        try {
-            r.createContainer();
-        } catch (RuntimeException | AssertionError e) {
-            r.close();
-            throw e;
-        }
-        return r;
     }
 
     /**

@@ -57,7 +57,7 @@ final class TestServerProcess implements AutoCloseable {
 
     /**
      * Starts {@code command} in {@code workDir} and waits until {@code probeUrl} answers with a status accepted by
-     * {@code ready}.
+     * {@code ready}, or, for a {@code tcp://host:port} probe, until something listens there.
      */
     static TestServerProcess start(String name, List<String> command, Map<String, String> env, Path workDir,
                                    String probeUrl, Predicate<Integer> ready, Duration timeout) {
@@ -82,19 +82,11 @@ final class TestServerProcess implements AutoCloseable {
                 throw new IllegalStateException(name + " exited with status " + process.exitValue()
                         + " during start; log:\n" + tail);
             }
-            try {
-                HttpURLConnection c = (HttpURLConnection) URI.create(probeUrl).toURL().openConnection();
-                c.setConnectTimeout(1000);
-                c.setReadTimeout(2000);
-                int status = c.getResponseCode();
-                c.disconnect();
-                if (ready.test(status)) {
-                    return server;
-                }
-                lastProblem = "status " + status;
-            } catch (IOException e) {
-                lastProblem = e.toString();
+            String problem = probe(probeUrl, ready);
+            if (problem == null) {
+                return server;
             }
+            lastProblem = problem;
             try {
                 Thread.sleep(100);
             } catch (InterruptedException e) {
@@ -107,6 +99,24 @@ final class TestServerProcess implements AutoCloseable {
         server.close();
         throw new IllegalStateException(name + " did not become ready at " + probeUrl + " within " + timeout
                 + " (last: " + lastProblem + "); log:\n" + tail);
+    }
+
+    /** Null when the server at {@code probeUrl} is ready, else what was seen instead. */
+    private static String probe(String probeUrl, Predicate<Integer> ready) {
+        URI uri = URI.create(probeUrl);
+        if (uri.getScheme().equals("tcp")) { // a server whose HTTP answer cannot be read here (TLS)
+            return listening(uri.getHost(), uri.getPort()) ? null : "not listening";
+        }
+        try {
+            HttpURLConnection c = (HttpURLConnection) uri.toURL().openConnection();
+            c.setConnectTimeout(1000);
+            c.setReadTimeout(2000);
+            int status = c.getResponseCode();
+            c.disconnect();
+            return ready.test(status) ? null : "status " + status;
+        } catch (IOException e) {
+            return e.toString();
+        }
     }
 
     /** Whether something listens on {@code host:port}. */

@@ -5,6 +5,7 @@ import com.azure.core.http.rest.Response;
 import com.azure.core.util.BinaryData;
 import com.azure.core.util.Context;
 import com.azure.core.util.HttpClientOptions;
+import com.azure.identity.DefaultAzureCredentialBuilder;
 import com.azure.storage.blob.BlobClient;
 import com.azure.storage.blob.BlobContainerClient;
 import com.azure.storage.blob.BlobServiceClientBuilder;
@@ -63,8 +64,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * azblob://account/container/prefix?key=…                       (endpoint https://account.blob.core.windows.net)
  * azblob://devstoreaccount1/container/prefix?endpoint=http://127.0.0.1:10000/devstoreaccount1&amp;key=…
  * azblob://account/container/prefix?connectionString=…         (or AZURE_STORAGE_CONNECTION_STRING)
+ * azblob://account/container/prefix                            (Entra ID: DefaultAzureCredential)
  * </pre>
  * Settings: {@code endpoint}, {@code key} (the account's shared key), {@code connectionString},
+ * {@code managedIdentityClientId} (a user-assigned managed identity for the Entra ID chain),
  * {@code connectTimeoutMs} (default 2000), {@code minPartSizeBytes} (default 5 MiB, for parity with S3),
  * {@code encryptionScope} (an encryption scope of the account: every Put Blob, Put Block and Put Block List asks it,
  * so every object, those compaction assembles included, is encrypted with its key).
@@ -87,7 +90,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class AzureBlobObjectStore implements ObjectStore {
     static final Set<String> SETTINGS = Set.of("endpoint", "key", "connectionString", "connectTimeoutMs",
-            "minPartSizeBytes", "encryptionScope");
+            "minPartSizeBytes", "encryptionScope", "managedIdentityClientId");
     private static final Duration OPEN_CHECK_TIMEOUT = Duration.ofSeconds(10);
 
     private final BlobContainerClient container;
@@ -136,8 +139,15 @@ public final class AzureBlobObjectStore implements ObjectStore {
         } else if (connectionString != null) {
             builder.connectionString(connectionString);
         } else {
-            throw new ObjectStoreException(u.redacted() + ": no credentials: set key=<account key> or "
-                    + "connectionString=… in the URI, or AZURE_STORAGE_CONNECTION_STRING", false);
+            // Entra ID through DefaultAzureCredential's chain: a service principal or workload identity from the
+            // environment (AZURE_CLIENT_ID, AZURE_TENANT_ID, AZURE_CLIENT_SECRET or AZURE_FEDERATED_TOKEN_FILE), a
+            // managed identity, then the developer tools' logins. Tokens are fetched when the first request needs one.
+            DefaultAzureCredentialBuilder entra = new DefaultAzureCredentialBuilder();
+            String clientId = u.get("managedIdentityClientId", null);
+            if (clientId != null) {
+                entra.managedIdentityClientId(clientId);
+            }
+            builder.endpoint(endpoint).credential(entra.build());
         }
         String description = "azblob://" + account + "/" + containerName + "/" + prefix
                 + (u.settings().containsKey("endpoint") ? " at " + endpoint : "");
@@ -149,7 +159,7 @@ public final class AzureBlobObjectStore implements ObjectStore {
         }
         AzureBlobObjectStore store = new AzureBlobObjectStore(container, prefix, description, minPart);
         try {
-            store.checkContainer(account, containerName);
+            store.checkContainer(account, containerName, key == null && connectionString == null);
         } catch (RuntimeException e) {
             store.close();
             throw e;
@@ -157,7 +167,18 @@ public final class AzureBlobObjectStore implements ObjectStore {
         return store;
     }
 
-    private void checkContainer(String account, String containerName) {
+    /** Whether {@code t} or a cause of it is an Entra ID failure to get a token (not a storage service's answer). */
+    private static boolean isAuthenticationFailure(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof com.azure.core.exception.ClientAuthenticationException
+                    || c instanceof com.azure.identity.CredentialUnavailableException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void checkContainer(String account, String containerName, boolean entraId) {
         CompletableFuture<Boolean> exists = call("checking container", null, container::exists);
         boolean found;
         try {
@@ -172,8 +193,12 @@ public final class AzureBlobObjectStore implements ObjectStore {
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
             String hint = c.getCause() instanceof BlobStorageException bse && bse.getStatusCode() == 403
-                    ? "access denied: check the account key or connection string"
+                    ? (entraId ? "access denied: check that the Entra ID token is for this account's storage "
+                    + "and that the identity holds a data role on the container (Storage Blob Data Contributor)"
+                    : "access denied: check the account key or connection string")
                     : c.getCause() instanceof BlobStorageException ? "the service refused the request"
+                    : entraId && isAuthenticationFailure(c) ? "no Entra ID token: DefaultAzureCredential found no "
+                    + "usable identity (set key= or connectionString= in the URI, or configure an identity)"
                     : "cannot reach the endpoint";
             throw new ObjectStoreException(description + ": cannot use container '" + containerName
                     + "' of account '" + account + "': " + hint + " (" + c.getMessage() + ")", c, false);
