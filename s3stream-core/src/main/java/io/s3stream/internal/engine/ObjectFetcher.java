@@ -6,7 +6,6 @@ import io.s3stream.cache.BlockKey;
 import io.s3stream.cache.BlockSpan;
 import io.s3stream.cache.RangeLoader;
 import io.s3stream.internal.format.DataBlock;
-import io.s3stream.internal.format.DecodedBatch;
 import io.s3stream.internal.format.IndexEntry;
 import io.s3stream.internal.format.ObjectIndex;
 import io.s3stream.internal.format.ObjectTail;
@@ -14,6 +13,7 @@ import io.s3stream.internal.store.ObjectStorage;
 import io.s3stream.spi.ObjectMetadata;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -67,11 +67,11 @@ final class ObjectFetcher {
                                                       long endOffset, long maxBytes, ReadAhead.Reader reader) {
         boolean catchUp = reader != null && reader.sequential();
         ObjectStorage.Priority priority = catchUp ? ObjectStorage.Priority.CATCH_UP_READ : priorityOf(object);
-        RangeLoader loader = catchUp ? catchUpLoader(object) : loader(object, priority);
+        RangeLoader store = catchUp ? catchUpLoader(object) : loader(object, priority);
         return index(object, priority).thenCompose(index -> {
             List<IndexEntry> entries = index.find(streamId, startOffset, endOffset, maxBytes);
             List<BlockSpan> spans = spans(object, entries);
-            BlockCache.Lookup lookup = blockCache.getAll(spans, loader);
+            BlockCache.Lookup lookup = blockCache.getAll(spans, checked(object, entries, store));
             if (catchUp && lookup.missed() > 0) {
                 reader.window.onMiss();
             }
@@ -83,27 +83,20 @@ final class ObjectFetcher {
                     if (error != null) {
                         throw error instanceof RuntimeException re ? re : new java.util.concurrent.CompletionException(error);
                     }
-                    long bytes = 0;
-                    decode:
+                    // Every block was checked when it was read from the store (checked(...)): walk its headers.
+                    Collector collect = new Collector(out, endOffset, maxBytes);
                     for (int i = 0; i < entries.size(); i++) {
-                        ByteBuf block = blocks.get(i).join();
-                        for (DecodedBatch b : DataBlock.decode(block, entries.get(i), object.key())) {
-                            if (b.baseOffset() + b.count() <= startOffset) {
-                                continue;
-                            }
-                            if (b.baseOffset() >= endOffset || (!out.isEmpty() && bytes >= maxBytes)) {
-                                stoppedIn = i;
-                                break decode;
-                            }
-                            out.add(new LogCache.CachedRead(b.baseOffset(), b.count(), b.payload().retain()));
-                            bytes += b.payload().readableBytes();
+                        collect.block = blocks.get(i).join();
+                        if (!DataBlock.visitChecked(collect.block, startOffset, collect)) {
+                            stoppedIn = i;
+                            break;
                         }
                     }
                     if (catchUp && readAhead.enabled()) {
                         keepUnread(spans, blocks, stoppedIn, reader);
                         long next = out.isEmpty() ? startOffset : out.getLast().baseOffset() + out.getLast().count();
                         List<IndexEntry> ahead = index.find(streamId, next, Long.MAX_VALUE, reader.window.bytes());
-                        blockCache.prefetch(spans(object, ahead), loader, reader.window);
+                        blockCache.prefetch(spans(object, ahead), checked(object, ahead, store), reader.window);
                     }
                     return out;
                 } catch (RuntimeException e) {
@@ -136,6 +129,62 @@ final class ObjectFetcher {
         for (int i = from; i < spans.size(); i++) {
             blockCache.keepReadAhead(spans.get(i).key(), blocks.get(i).join().retainedDuplicate(), reader.window);
         }
+    }
+
+    /** Takes a fetch's batches from blocks in turn, up to its end offset and about its byte budget. */
+    private static final class Collector implements DataBlock.BatchVisitor {
+        private final List<LogCache.CachedRead> out;
+        private final long endOffset;
+        private final long maxBytes;
+        private long bytes;
+        ByteBuf block;
+
+        Collector(List<LogCache.CachedRead> out, long endOffset, long maxBytes) {
+            this.out = out;
+            this.endOffset = endOffset;
+            this.maxBytes = maxBytes;
+        }
+
+        @Override
+        public boolean visit(long baseOffset, int count, int payloadIndex, int payloadBytes) {
+            if (baseOffset >= endOffset || (!out.isEmpty() && bytes >= maxBytes)) {
+                return false;
+            }
+            out.add(new LogCache.CachedRead(baseOffset, count, block.retainedSlice(payloadIndex, payloadBytes)));
+            bytes += payloadBytes;
+            return true;
+        }
+    }
+
+    /**
+     * {@code loader} with each block it reads verified (CRC32C and headers against its index entry,
+     * {@link DataBlock#verify}) before the cache may keep it, so a cached block is checked once, not at every hit.
+     * The cache asks for runs of consecutive blocks of {@code entries}; a corrupt block fails its whole run.
+     */
+    private static RangeLoader checked(ObjectMetadata object, List<IndexEntry> entries, RangeLoader loader) {
+        Map<Long, IndexEntry> byPosition = new HashMap<>(entries.size() * 2);
+        for (IndexEntry e : entries) {
+            byPosition.put(e.position(), e);
+        }
+        return (objectId, position, length) -> loader.load(objectId, position, length).thenApply(run -> {
+            try {
+                long at = position;
+                while (at < position + length) {
+                    IndexEntry e = byPosition.get(at);
+                    if (e == null) {
+                        throw new IllegalStateException("no index entry of this read starts at byte " + at + " of "
+                                + object.key() + " (run [" + position + ", +" + length + "))");
+                    }
+                    DataBlock.verify(run.slice(run.readerIndex() + (int) (at - position), e.sizeBytes()), e,
+                            object.key());
+                    at += e.sizeBytes();
+                }
+                return run;
+            } catch (RuntimeException e) {
+                run.release();
+                throw e;
+            }
+        });
     }
 
     private static List<BlockSpan> spans(ObjectMetadata object, List<IndexEntry> entries) {

@@ -17,7 +17,8 @@ import static io.s3stream.internal.format.ObjectFormat.BLOCK_STREAM_ID_OFFSET;
 import static io.s3stream.internal.format.ObjectFormat.corrupt;
 
 /**
- * Decodes and verifies one data block (layout in {@link ObjectFormat}) into its batches, without copying.
+ * Decodes and verifies one data block (layout in {@link ObjectFormat}) into its batches, without copying; or verifies
+ * it once and then walks its batch headers without checking again (the block cache's blocks).
  */
 public final class DataBlock {
 
@@ -59,6 +60,60 @@ public final class DataBlock {
      * @throws io.s3stream.CorruptDataException on a CRC mismatch or any disagreement with {@code entry}
      */
     public static List<DecodedBatch> decode(ByteBuf block, IndexEntry entry, String objectKey) {
+        List<DecodedBatch> batches = new ArrayList<>();
+        check(block, entry, objectKey, batches);
+        return batches;
+    }
+
+    /**
+     * Verifies the block as {@link #decode} does, without collecting its batches: the check a block passes once,
+     * when it is read from the object store, before {@link #visitChecked} walks it as often as it is read.
+     *
+     * @throws io.s3stream.CorruptDataException on a CRC mismatch or any disagreement with {@code entry}
+     */
+    public static void verify(ByteBuf block, IndexEntry entry, String objectKey) {
+        check(block, entry, objectKey, null);
+    }
+
+    /** What {@link #visitChecked} calls per batch. */
+    @FunctionalInterface
+    public interface BatchVisitor {
+        /**
+         * @param baseOffset   the batch's first offset
+         * @param count        its record count
+         * @param payloadIndex the index of its payload in the block's buffer
+         * @param payloadBytes the payload's length
+         * @return whether to go on to the next batch
+         */
+        boolean visit(long baseOffset, int count, int payloadIndex, int payloadBytes);
+    }
+
+    /**
+     * Walks the batch headers of a block that {@link #verify} (or {@link #decode}) accepted, calling {@code visitor}
+     * for each batch that ends above {@code fromOffset}, until it returns false. Nothing is checked again and nothing
+     * is allocated: a cached block costs a read of the headers up to the batches wanted, not a CRC of the whole block.
+     *
+     * @return false if the visitor stopped the walk, true if it reached the block's end
+     */
+    public static boolean visitChecked(ByteBuf block, long fromOffset, BatchVisitor visitor) {
+        int r = block.readerIndex();
+        int batchCount = block.getInt(r + BLOCK_BATCH_COUNT_OFFSET);
+        int at = r + BLOCK_HEADER_SIZE;
+        for (int i = 0; i < batchCount; i++) {
+            long baseOffset = block.getLong(at + BATCH_BASE_OFFSET_OFFSET);
+            int count = block.getInt(at + BATCH_RECORD_COUNT_OFFSET);
+            int payloadLength = block.getInt(at + BATCH_PAYLOAD_LENGTH_OFFSET);
+            int payloadAt = at + BATCH_HEADER_SIZE;
+            if (baseOffset + count > fromOffset && !visitor.visit(baseOffset, count, payloadAt, payloadLength)) {
+                return false;
+            }
+            at = payloadAt + payloadLength;
+        }
+        return true;
+    }
+
+    /** The checks of {@link #decode}; adds the batches to {@code batches} unless it is null. */
+    private static void check(ByteBuf block, IndexEntry entry, String objectKey, List<DecodedBatch> batches) {
         Objects.requireNonNull(block, "block");
         Objects.requireNonNull(entry, "entry");
         long base = entry.position();
@@ -90,7 +145,6 @@ public final class DataBlock {
             throw corrupt(objectKey, base + BLOCK_BATCH_COUNT_OFFSET, "batch count " + batchCount
                     + " must be in [1, " + maxBatches + "] for a " + size + "-byte block");
         }
-        List<DecodedBatch> batches = new ArrayList<>(batchCount);
         long expectedOffset = entry.startOffset();
         int at = BLOCK_HEADER_SIZE;
         for (int i = 0; i < batchCount; i++) {
@@ -117,7 +171,9 @@ public final class DataBlock {
                         + payloadLength + " must be in [0, " + (crcAt - payloadAt)
                         + "] to end before the block CRC");
             }
-            batches.add(new DecodedBatch(baseOffset, count, block.slice(r + payloadAt, payloadLength)));
+            if (batches != null) {
+                batches.add(new DecodedBatch(baseOffset, count, block.slice(r + payloadAt, payloadLength)));
+            }
             expectedOffset += count;
             at = payloadAt + payloadLength;
         }
@@ -130,6 +186,5 @@ public final class DataBlock {
                     + " but the index entry says " + entry.endOffset() + " (record counts sum to "
                     + (expectedOffset - entry.startOffset()) + ", expected " + entry.recordCount() + ")");
         }
-        return batches;
     }
 }

@@ -1,6 +1,7 @@
 package io.s3stream.internal.format;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.s3stream.CorruptDataException;
 import io.s3stream.internal.format.TestObjects.Batch;
@@ -139,6 +140,52 @@ class ObjectFormatPropertyTest {
             if (flat != null) {
                 flat.release();
             }
+        }
+    }
+
+    /**
+     * Walking a verified block's headers ({@link DataBlock#visitChecked}, what a block-cache hit does) yields exactly
+     * the batches {@link DataBlock#decode} does that end above the walk's start offset, payloads byte for byte, and
+     * stops where its visitor says.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds250")
+    void aCheckedWalkYieldsWhatDecodeDoes(long seed) {
+        Random random = new Random(seed);
+        Model model = model(random);
+        ByteBuf object;
+        try (ObjectBuilder builder = new ObjectBuilder(PooledByteBufAllocator.DEFAULT, model.targetBlockSizeBytes())) {
+            TestObjects.addAll(builder, model);
+            object = builder.build();
+        }
+        ByteBuf flat = TestObjects.direct(TestObjects.bytes(object));
+        object.release();
+        try {
+            for (IndexEntry e : ObjectReader.of(flat, KEY).index().entries()) {
+                ByteBuf block = flat.slice((int) e.position(), e.sizeBytes());
+                DataBlock.verify(block, e, KEY);
+                long from = e.startOffset() - 1 + random.nextLong(e.endOffset() - e.startOffset() + 2);
+                List<Batch> expected = TestObjects.copy(DataBlock.decode(block, e, KEY)).stream()
+                        .filter(b -> b.baseOffset() + b.count() > from).toList();
+                List<Batch> walked = new ArrayList<>();
+                boolean reachedEnd = DataBlock.visitChecked(block, from, (base, count, at, length) -> walked.add(
+                        Batch.of(base, count, ByteBufUtil.getBytes(block, at, length))));
+                assertThat(reachedEnd).isTrue();
+                assertThat(walked).isEqualTo(expected);
+                if (!expected.isEmpty()) {
+                    int stopAfter = random.nextInt(expected.size());
+                    List<Long> seen = new ArrayList<>();
+                    boolean stopped = !DataBlock.visitChecked(block, from, (base, count, at, length) -> {
+                        seen.add(base);
+                        return seen.size() <= stopAfter;
+                    });
+                    assertThat(stopped).isTrue();
+                    assertThat(seen).hasSize(stopAfter + 1)
+                            .isEqualTo(expected.subList(0, stopAfter + 1).stream().map(Batch::baseOffset).toList());
+                }
+            }
+        } finally {
+            flat.release();
         }
     }
 
@@ -304,10 +351,15 @@ class ObjectFormatPropertyTest {
                 List<Batch> expected = good.blocks.get(k);
                 Throwable blockError = catchThrowable(() -> assertThat(TestObjects.copy(DataBlock.decode(
                         damaged.slice((int) e.position(), e.sizeBytes()), e, KEY))).isEqualTo(expected));
+                // The check a block cache's block passes once, on load, catches the same damage.
+                Throwable verifyError = catchThrowable(() -> DataBlock.verify(
+                        damaged.slice((int) e.position(), e.sizeBytes()), e, KEY));
                 if (pos >= e.position() && pos < e.endPosition()) {
                     assertCorrupt(blockError, what + " in block " + k);
+                    assertCorrupt(verifyError, what + " in block " + k + " (verify)");
                 } else {
                     assertThat(blockError).as(what).isNull();
+                    assertThat(verifyError).as(what + " (verify)").isNull();
                 }
             }
             assertCorrupt(catchThrowable(() -> decodeAll(bytes)), what + " (whole object)");
