@@ -9,14 +9,18 @@
 # KAFKA_SHELL_JAVA_OPTS, KAFKA_SHELL_HEAP...), printed with the table. BASE_ARGS / HEAD_ARGS: extra arguments of that
 # side's bin/kafka-shell, e.g. HEAD_ARGS="--override s3stream.object.store=file:///dev/shm/ab-objects".
 # "base" is BASE exported (git archive) into .work/ab-base and built there (offline when the local repository has all);
-# "head" is this working tree. Tests: unthrottled throughput; latency at a fixed 10,000 rec/s. Both shells run for the
+# "head" is this working tree. Tests (TESTS, default "unthrottled rate10000"): unthrottled throughput; latency at a
+# fixed 10,000 rec/s; "consume": ConsumerPerformance reading that round's unthrottled topic from the beginning (list
+# it after unthrottled: TESTS="unthrottled consume"). Both shells run for the
 # whole script on their embedded default (wal-blockdev file + file:// objects); each round runs every (test, system)
-# once, the order alternating per round; the table reports medians over rounds and the ratio head/base.
+# once, the order alternating per round; the table reports medians over rounds and the ratio head/base, with the CPU
+# time each shell process used during each run (user + system, from /proc/<pid>/stat).
 . "$(dirname "$0")/lib.sh"
 BASE="${BASE:-HEAD~1}"
 ROUNDS="${ROUNDS:-3}"
 RECORDS="${RECORDS:-200000}"
 RATE_SECONDS="${RATE_SECONDS:-20}"
+read -r -a TESTS <<<"${TESTS:-unthrottled rate10000}"
 BASE_PORT="${BASE_PORT:-29192}"
 
 setup_kafka_tools
@@ -37,7 +41,7 @@ build_shell
 mkdir -p "$RUN"
 : >"$RUN/perf.log"
 TSV="$RUN/shell-ab.tsv"
-printf 'round\tsystem\ttest\tload\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\n' >"$TSV"
+printf 'round\tsystem\ttest\tload\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\tcpu_ms\n' >"$TSV"
 machine | tee "$RUN/machine.txt" >&2
 
 start_one() { # system root port dir [VAR=value ...] [extra arguments]
@@ -47,9 +51,13 @@ start_one() { # system root port dir [VAR=value ...] [extra arguments]
     "$2/bin/kafka-shell" --override listeners="PLAINTEXT://127.0.0.1:$3" \
     --override s3stream.data.dir="$4" --override group.initial.rebalance.delay.ms=0 ${6:-} >"$4/shell.log" 2>&1 &
   PIDS+=($!)
+  SHELL_PIDS[$1]=$!
   wait_port 127.0.0.1 "$3" 120 $! || { tail -20 "$4/shell.log" >&2; exit 1; }
   log "$1 ($2) up on 127.0.0.1:$3"
 }
+declare -A SHELL_PIDS=()
+# CPU time (user + system, ms) the shell process has used so far: bin/kafka-shell execs the JVM, so $! is its pid.
+cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($14 + $15) * 1000 / hz }' "/proc/$1/stat"; }
 start_one base "$BASE_TREE" "$BASE_PORT" "$RUN/base" "${BASE_ENV:-}" "${BASE_ARGS:-}"
 start_one head "$ROOT" "$SHELL_PORT" "$RUN/head" "${HEAD_ENV:-}" "${HEAD_ARGS:-}"
 port() { case "$1" in base) echo "$BASE_PORT" ;; head) echo "$SHELL_PORT" ;; esac; }
@@ -57,17 +65,24 @@ port() { case "$1" in base) echo "$BASE_PORT" ;; head) echo "$SHELL_PORT" ;; esa
 SYSTEMS=(base head)
 for ((round = 1; round <= ROUNDS; round++)); do
   if ((round % 2)); then order=(base head); else order=(head base); fi
-  for test in unthrottled rate10000; do
+  for test in "${TESTS[@]}"; do
     for sys in "${order[@]}"; do
       bs="127.0.0.1:$(port "$sys")"
       topic="ab-$test-r$round"
-      create_topic "$bs" "$topic"
+      [ "$test" = consume ] || create_topic "$bs" "$topic"
       quiet
+      cpu0="$(cpu_ms "${SHELL_PIDS[$sys]}")"
       case "$test" in
         unthrottled) row="$(produce "$bs" "$topic" "$RECORDS" -1 $((RECORDS / 5)))" ;;
         rate10000) row="$(produce "$bs" "$topic" $((10000 * RATE_SECONDS)) 10000 $((10000 * 3)))" ;;
+        consume)
+          # shellcheck disable=SC2046 # two numbers: MB/s and rec/s
+          set -- $(consume "$bs" "ab-unthrottled-r$round" "$RECORDS")
+          row="$2 $1 - - - -" ;;
       esac
-      printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$sys" "$test" "$LOAD" "$(tr ' ' '\t' <<<"$row")" | tee -a "$TSV" >&2
+      cpu="$(( $(cpu_ms "${SHELL_PIDS[$sys]}") - cpu0 ))"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$sys" "$test" "$LOAD" "$(tr ' ' '\t' <<<"$row")" "$cpu" \
+        | tee -a "$TSV" >&2
     done
   done
 done
@@ -81,14 +96,19 @@ def med(sys_, test, col):
     v = [float(r[col]) for r in rows if r["system"] == sys_ and r["test"] == test]
     return statistics.median(v) if v else float("nan")
 loads = [float(r["load"]) for r in rows]
-print(f"kafka-shell {head} (head) vs {base} (base), medians of {len(rows)//4} rounds; load during runs "
+print(f"kafka-shell {head} (head) vs {base} (base), medians of {max(int(r['round']) for r in rows)} rounds; load during runs "
       f"{min(loads):.2f}-{max(loads):.2f}")
 print("| test | base | head | head / base |")
 print("|---|---:|---:|---:|")
 for test, col, label in [("unthrottled", "rec_s", "unthrottled, rec/s"), ("unthrottled", "p99_ms", "unthrottled p99 ms"),
                          ("rate10000", "p50_ms", "10,000 rec/s: p50 ms"), ("rate10000", "p99_ms", "10,000 rec/s: p99 ms"),
-                         ("rate10000", "p999_ms", "10,000 rec/s: p99.9 ms")]:
+                         ("rate10000", "p999_ms", "10,000 rec/s: p99.9 ms"), ("consume", "rec_s", "consumer, rec/s"),
+                         ("consume", "mb_s", "consumer, MB/s"), ("unthrottled", "cpu_ms", "shell CPU ms, unthrottled run"),
+                         ("rate10000", "cpu_ms", "shell CPU ms, 10,000 rec/s run"),
+                         ("consume", "cpu_ms", "shell CPU ms, consumer run")]:
     b, h = med("base", test, col), med("head", test, col)
+    if b != b:  # NaN: test not run
+        continue
     print(f"| {label} | {b:,.1f} | {h:,.1f} | {h / b:.2f}× |")
 PY
 plot "$TSV" "$RUN/shell-ab.svg" "kafka-shell A/B, base $base_rev vs head $head_rev, 1 KiB records, acks=all"

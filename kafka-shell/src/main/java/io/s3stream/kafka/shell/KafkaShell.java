@@ -26,6 +26,7 @@ import io.s3stream.kafka.shell.log.KafkaKeyCompaction;
 import io.s3stream.kafka.shell.quota.ClientQuotas;
 import io.s3stream.kafka.shell.quota.QuotaApis;
 import io.s3stream.kafka.shell.log.PartitionLog;
+import io.s3stream.kafka.shell.log.ReadRecords;
 import io.s3stream.kafka.shell.log.Retention;
 import io.s3stream.kafka.shell.metrics.ShellMetrics;
 import io.s3stream.kafka.shell.network.ApiDispatcher;
@@ -103,6 +104,8 @@ public final class KafkaShell implements AutoCloseable {
         this.config = config;
         this.requestMemory = new RequestMemoryPool(config.queuedMaxRequestBytes());
         this.acls = AclAuthorizer.fromConfig(config.settings()); // a bad setting fails before anything starts
+        // Per JVM (a static bound): several shells in one JVM, as in tests, share it.
+        ReadRecords.maxHeldBytes(config.fetchHeldMaxBytes());
         ShellConfig.Listener internal = config.interBrokerListener();
         InterShellSecurity interShell = InterShellSecurity.forListener(internal.name(), internal.protocol(),
                 listenerSettings(config, internal));

@@ -67,7 +67,7 @@ public final class ShellConfig {
             "s3stream.kafka.lease.timeout.ms", "s3stream.kafka.failover.enable", "s3stream.kafka.balance.interval.ms",
             "s3stream.kafka.balance.band", "s3stream.kafka.balance.min.bytes.per.sec", "s3stream.kafka.transaction.sweep.ms",
             "s3stream.kafka.ssl.reload.check.ms", "s3stream.kafka.ssl.engine",
-            "s3stream.kafka.offsets.commit.linger.ms");
+            "s3stream.kafka.fetch.held.max.bytes", "s3stream.kafka.offsets.commit.linger.ms");
 
     private ShellConfig(Map<String, String> raw) {
         this.raw = Map.copyOf(raw);
@@ -383,6 +383,19 @@ public final class ShellConfig {
     public long sslReloadCheckMs() {
         return intValue("s3stream.kafka.ssl.reload.check.ms", get("s3stream.kafka.ssl.reload.check.ms", "30000"), 0,
                 Integer.MAX_VALUE);
+    }
+
+    /**
+     * How many bytes of fetched batches may wait in the storage library's buffers for their connections
+     * ({@code s3stream.kafka.fetch.held.max.bytes}, default 64 MiB; past it reads are copied to the heap; 0 always).
+     */
+    public long fetchHeldMaxBytes() {
+        long v = longValue("s3stream.kafka.fetch.held.max.bytes", get("s3stream.kafka.fetch.held.max.bytes",
+                Long.toString(64L << 20)));
+        if (v < 0) {
+            throw new InvalidConfigException("s3stream.kafka.fetch.held.max.bytes must be >= 0, was " + v);
+        }
+        return v;
     }
 
     /** Port of the Prometheus endpoint ({@code metrics.port}): -1 (the default) off, 0 any free port. */

@@ -3,8 +3,10 @@ package io.s3stream.kafka.shell.fetch;
 import io.s3stream.kafka.shell.acl.Authorization;
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.log.PartitionTxns;
+import io.s3stream.kafka.shell.log.ReadRecords;
 import io.s3stream.kafka.shell.metrics.ShellMetrics;
 import io.s3stream.kafka.shell.network.ApiFamily;
+import io.s3stream.kafka.shell.network.HeldRecords;
 import io.s3stream.kafka.shell.topic.TopicRegistry;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.resource.ResourceType;
@@ -24,7 +26,6 @@ import org.apache.kafka.common.requests.ListOffsetsRequest;
 import org.apache.kafka.common.requests.ListOffsetsResponse;
 import org.apache.kafka.common.requests.RequestContext;
 
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -151,12 +152,24 @@ public final class FetchApis implements ApiFamily {
                     for (var f : list) {
                         PartitionLog.ReadResult r = f.join();
                         error |= r.error() != Errors.NONE;
-                        bytes += r.records() == null ? 0 : r.records().remaining();
+                        bytes += r.records() == null ? 0 : r.records().sizeInBytes();
                     }
                 }
                 if (last || error || bytes >= Math.max(1, data.minBytes()) || data.maxWaitMs() <= 0) {
-                    result.complete(respond(reads));
+                    AbstractResponse response = respond(reads);
+                    if (!result.complete(response)) {
+                        HeldRecords.releaseAll(response); // answered already (cannot happen: one attempt at a time)
+                    }
                     return;
+                }
+                // Too little to answer yet: give these reads' buffers back and read again when data arrives.
+                for (var list : reads) {
+                    for (var f : list) {
+                        ReadRecords records = f.join().records();
+                        if (records != null) {
+                            records.release();
+                        }
+                    }
                 }
                 if (!timerSet) {
                     timerSet = true;
@@ -209,17 +222,18 @@ public final class FetchApis implements ApiFamily {
                         }
                         pd.setAbortedTransactions(aborted);
                     }
-                    ByteBuffer records = r.records();
-                    if (records != null && records.remaining() > 0) {
-                        if (first || records.remaining() <= budget) {
-                            budget -= records.remaining();
-                            first = false;
-                            metrics.fetched(ft.topic(), records.remaining());
-                            pd.setRecords(MemoryRecords.readableRecords(records));
-                        } else {
-                            pd.setRecords(MemoryRecords.EMPTY);
-                        }
+                    // The batches go out in the library's buffers; the connection releases them once written.
+                    ReadRecords records = r.records();
+                    if (records != null && records.sizeInBytes() > 0
+                            && (first || records.sizeInBytes() <= budget)) {
+                        budget -= records.sizeInBytes();
+                        first = false;
+                        metrics.fetched(ft.topic(), records.sizeInBytes());
+                        pd.setRecords(records);
                     } else {
+                        if (records != null) {
+                            records.release(); // nothing read, or over the response's byte budget
+                        }
                         pd.setRecords(MemoryRecords.EMPTY);
                     }
                     parts.add(pd);

@@ -1,6 +1,7 @@
 package io.s3stream.kafka.shell.fetch;
 
 import io.s3stream.kafka.shell.log.PartitionLog;
+import io.s3stream.kafka.shell.log.ReadRecords;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -8,6 +9,7 @@ import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 
+import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 
 /** Finds the first offset whose record timestamp is at least {@code ts} by scanning batches (no index yet). */
@@ -26,11 +28,24 @@ final class TimestampIndex {
             return CompletableFuture.completedFuture(best);
         }
         return log.read(from, 1 << 20).thenCompose(r -> {
-            if (r.error() != Errors.NONE || r.records() == null || !r.records().hasRemaining()) {
+            if (r.error() != Errors.NONE || r.records() == null) {
                 return CompletableFuture.completedFuture(best);
             }
-            long next = from;
-            for (MutableRecordBatch b : MemoryRecords.readableRecords(r.records()).batches()) {
+            long next;
+            try {
+                next = scanRead(r.records(), from, ts, best);
+            } finally {
+                r.records().release();
+            }
+            return next < 0 || next <= from ? CompletableFuture.completedFuture(best) : scan(log, next, end, ts, best);
+        });
+    }
+
+    /** Looks through one read's batches; the offset to read next, or -1 when {@code best} is final. */
+    private static long scanRead(ReadRecords records, long from, long ts, long[] best) {
+        long next = from;
+        for (ByteBuffer part : records.batches()) {
+            for (MutableRecordBatch b : MemoryRecords.readableRecords(part.duplicate()).batches()) {
                 next = b.lastOffset() + 1;
                 if (ts == ListOffsetsRequest.MAX_TIMESTAMP) {
                     if (b.maxTimestamp() > best[1]) {
@@ -50,12 +65,12 @@ final class TimestampIndex {
                         if (rec.offset() >= from && recTs >= ts) {
                             best[0] = rec.offset();
                             best[1] = recTs;
-                            return CompletableFuture.completedFuture(best);
+                            return -1;
                         }
                     }
                 }
             }
-            return next <= from ? CompletableFuture.completedFuture(best) : scan(log, next, end, ts, best);
-        });
+        }
+        return next;
     }
 }

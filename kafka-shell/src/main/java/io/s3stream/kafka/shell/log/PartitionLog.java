@@ -655,12 +655,13 @@ public final class PartitionLog {
     }
 
     /**
-     * Bytes read for one fetch: whole Kafka batches, copied out of the library's buffers, with the offsets a Fetch
-     * response carries. {@code abortedTransactions} is null unless the read was read_committed.
+     * Bytes read for one fetch: whole Kafka batches in the library's buffers (null on an error; the holder releases
+     * them, see {@link ReadRecords}), with the offsets a Fetch response carries. {@code abortedTransactions} is null
+     * unless the read was read_committed.
      */
-    public record ReadResult(Errors error, ByteBuffer records, long highWatermark, long logStartOffset,
+    public record ReadResult(Errors error, ReadRecords records, long highWatermark, long logStartOffset,
                              long lastStableOffset, List<PartitionTxns.Aborted> abortedTransactions) {
-        public ReadResult(Errors error, ByteBuffer records, long highWatermark, long logStartOffset) {
+        public ReadResult(Errors error, ReadRecords records, long highWatermark, long logStartOffset) {
             this(error, records, highWatermark, logStartOffset, highWatermark, null);
         }
 
@@ -690,12 +691,12 @@ public final class PartitionLog {
                         .withTransactions(lso, aborted));
             }
             if (offset >= end || maxBytes <= 0) {
-                return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, ByteBuffer.allocate(0), hw, start)
+                return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, ReadRecords.EMPTY, hw, start)
                         .withTransactions(lso, readCommitted ? List.of() : null));
             }
-            return readFrom(offset, end, hw, start, maxBytes, new ArrayList<>(), 0).thenApply(r -> {
+            return readFrom(offset, end, hw, start, maxBytes, new ArrayList<>(), new ArrayList<>(), 0).thenApply(r -> {
                 if (r.records() != null) {
-                    bytesOut.add(r.records().remaining());
+                    bytesOut.add(r.records().sizeInBytes());
                 }
                 return r.withTransactions(lso, aborted);
             });
@@ -722,58 +723,43 @@ public final class PartitionLog {
 
     /**
      * One library fetch may return fewer batches than are there (it stops at a cache block or an object), so a read
-     * continues until it reaches {@code end} or {@code maxBytes}; each chunk's batches are copied out at once so the
-     * library's buffers go back before the next fetch.
+     * continues until it reaches {@code end} or {@code maxBytes}. The batches stay in the library's buffers: every
+     * fetch result read is kept open in {@code results} until the {@link ReadRecords} is released.
      */
     private CompletableFuture<ReadResult> readFrom(long from, long end, long hw, long start, int maxBytes,
-                                                   List<ByteBuffer> parts, int total) {
+                                                   List<FetchResult> results, List<ByteBuffer> batches, int total) {
         return stream.fetch(from, end, maxBytes - total).handle((r, e) -> {
             if (e != null) {
-                if (!parts.isEmpty()) { // what was read so far is a valid answer
-                    return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, merge(parts, total), hw, start));
+                if (!batches.isEmpty()) { // what was read so far is a valid answer
+                    return CompletableFuture.completedFuture(new ReadResult(Errors.NONE,
+                            ReadRecords.of(results, batches, total), hw, start));
                 }
+                results.forEach(FetchResult::close);
                 Errors err = e.getCause() instanceof io.s3stream.OffsetOutOfRangeException
                         || e instanceof io.s3stream.OffsetOutOfRangeException
                         ? Errors.OFFSET_OUT_OF_RANGE : Errors.KAFKA_STORAGE_ERROR;
                 return CompletableFuture.completedFuture(new ReadResult(err, null, hw, start));
             }
+            results.add(r);
             int size = total;
             long next = from;
             boolean full = false;
-            try (FetchResult fr = r) {
-                List<ByteBuffer> chunk = new ArrayList<>();
-                int chunkBytes = 0;
-                for (StoredBatch b : fr.batches()) {
-                    int n = b.payload().remaining();
-                    if (size > 0 && size + n > maxBytes) {
-                        full = true;
-                        break;
-                    }
-                    chunk.add(b.payload());
-                    chunkBytes += n;
-                    size += n;
-                    next = b.endOffset();
+            for (StoredBatch b : r.batches()) {
+                int n = b.payload().remaining();
+                if (size > 0 && size + n > maxBytes) {
+                    full = true;
+                    break;
                 }
-                if (chunkBytes > 0) {
-                    parts.add(merge(chunk, chunkBytes));
-                }
+                batches.add(b.payload());
+                size += n;
+                next = b.endOffset();
             }
             if (full || next >= end || next <= from || size >= maxBytes) {
-                return CompletableFuture.completedFuture(new ReadResult(Errors.NONE, merge(parts, size), hw, start));
+                return CompletableFuture.completedFuture(new ReadResult(Errors.NONE,
+                        ReadRecords.of(results, batches, size), hw, start));
             }
-            return readFrom(next, end, hw, start, maxBytes, parts, size);
+            return readFrom(next, end, hw, start, maxBytes, results, batches, size);
         }).thenCompose(f -> f);
-    }
-
-    private static ByteBuffer merge(List<ByteBuffer> parts, int total) {
-        if (parts.size() == 1 && parts.getFirst().hasArray()) {
-            return parts.getFirst();
-        }
-        ByteBuffer out = ByteBuffer.allocate(total);
-        for (ByteBuffer p : parts) {
-            out.put(p.duplicate());
-        }
-        return out.flip();
     }
 
     /** A recent batch of one producer; {@code outcome} completes when its append is durable (or failed). */

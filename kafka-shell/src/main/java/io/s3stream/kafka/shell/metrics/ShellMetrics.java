@@ -2,6 +2,7 @@ package io.s3stream.kafka.shell.metrics;
 
 import com.sun.net.httpserver.HttpServer;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
@@ -14,6 +15,7 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.s3stream.StreamStorage;
+import io.s3stream.kafka.shell.log.ReadRecords;
 import io.s3stream.kafka.shell.network.ApiDispatcher;
 import io.s3stream.metrics.micrometer.S3StreamMeterBinder;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -63,6 +65,10 @@ public final class ShellMetrics implements ApiDispatcher.RequestObserver, AutoCl
         new ProcessorMetrics().bindTo(registry);
         new FileDescriptorMetrics().bindTo(registry);
         new UptimeMetrics().bindTo(registry);
+        Gauge.builder("kafka.server.fetch.held.bytes", ReadRecords::heldBytes)
+                .description("bytes of fetched batches handed to connections and not yet written: storage library "
+                        + "memory they keep (fetches are sent from the library's buffers)")
+                .baseUnit("bytes").register(registry);
     }
 
     /**

@@ -58,6 +58,8 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
             TimeUnit.MINUTES.toNanos(1));
     private final ArrayDeque<Slot> inFlight = new ArrayDeque<>();
     private ChannelHandlerContext ctx;
+    /** The connection closed: answers completing now are released, not written (event loop only). */
+    private boolean inactive;
     /** Until when (System.nanoTime) the connection is not read: a quota's throttle time (KIP-219). */
     private long mutedUntilNanos = System.nanoTime();
     private final ChannelAdapter channel = new ChannelAdapter();
@@ -202,10 +204,29 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
                 frame.release(); // the batches are appended (copied by the library) or refused
             }
         }).whenComplete((response, e) -> ctx.executor().execute(() -> {
+            if (inactive) {
+                if (response != null) {
+                    HeldRecords.releaseAll(response); // the connection is gone: nothing will write it
+                }
+                return;
+            }
             slot.response = e != null ? request.getErrorResponse(0, e) : response;
             slot.done = true;
             flush();
         }));
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        // Answers that were ready but not written keep the library's memory (fetched batches): give it back.
+        inactive = true;
+        for (Slot s : inFlight) {
+            if (s.done && s.response != null) {
+                HeldRecords.releaseAll(s.response);
+            }
+        }
+        inFlight.clear();
+        ctx.fireChannelInactive();
     }
 
     private void flush() {
@@ -226,10 +247,17 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
                 if (written != send.size() || !send.completed()) {
                     throw new IllegalStateException("response of " + send.size() + " bytes written as " + written);
                 }
+                if (HeldRecords.holdsAny(s.response)) {
+                    // Fetched batches were handed to Netty as views of the library's buffers: release them when
+                    // this marker, queued after them, is written (or fails with the connection).
+                    AbstractResponse sent = s.response;
+                    ctx.write(Unpooled.EMPTY_BUFFER).addListener(done -> HeldRecords.releaseAll(sent));
+                }
             } catch (RuntimeException | java.io.IOException e) {
                 LOG.log(System.Logger.Level.ERROR, () -> "cannot serialize " + s.context.header.apiKey()
                         + " v" + s.context.header.apiVersion() + " response; closing connection", e);
-                ctx.close();
+                AbstractResponse failed = s.response; // part of it may be queued: released once the close drops it
+                ctx.close().addListener(closed -> HeldRecords.releaseAll(failed));
                 return;
             }
             wrote = true;
@@ -265,8 +293,8 @@ public final class KafkaConnectionHandler extends ChannelInboundHandlerAdapter {
 
     /**
      * Netty's channel as the {@code TransferableChannel} a {@link Send} writes to: every buffer is wrapped, not
-     * copied. The buffers of a response are not touched after it is built (record sets are fetch copies or, for a
-     * produce response, absent), so wrapping is safe.
+     * copied. The buffers of a response are not touched after it is built; a Fetch response's record sets are the
+     * storage library's buffers ({@link HeldRecords}), released only after the response's bytes are written.
      */
     private final class ChannelAdapter implements TransferableChannel {
         @Override
