@@ -85,8 +85,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <li>{@code delete}: one Delete Blob per key, concurrently (Blob Batch is a separate artifact; not worth it for
  *       compaction's delete rate).</li>
  * </ul>
- * Errors: 503 ServerBusy, 500, 429, timeouts and connection errors are retriable; 403, a missing container and 400
- * are final, with a message naming the account, container, key and status.
+ * Errors: 503 ServerBusy, 500, 429, timeouts, connection errors and a failure to get an Entra ID token are retriable;
+ * 403, a missing container and 400 are final, with a message naming the account, container, key and status.
  */
 public final class AzureBlobObjectStore implements ObjectStore {
     static final Set<String> SETTINGS = Set.of("endpoint", "key", "connectionString", "connectTimeoutMs",
@@ -387,6 +387,10 @@ public final class AzureBlobObjectStore implements ObjectStore {
                     || BlobErrorCode.SERVER_BUSY.equals(e.getErrorCode())
                     || BlobErrorCode.OPERATION_TIMED_OUT.equals(e.getErrorCode());
             return new ObjectStoreException(text, e, retriable);
+        }
+        if (isAuthenticationFailure(t)) {
+            // No Entra ID token now (the identity endpoint failed or throttled a refresh): retried like an outage.
+            return new ObjectStoreException(what + "no Entra ID token: " + t.getMessage(), t, true);
         }
         if (t instanceof UncheckedIOException || t instanceof IOException || t instanceof TimeoutException
                 || t.getCause() instanceof IOException || t.getCause() instanceof TimeoutException
