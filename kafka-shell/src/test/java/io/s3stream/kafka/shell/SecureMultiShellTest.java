@@ -125,6 +125,25 @@ class SecureMultiShellTest {
         }
     }
 
+    /** Shells with one SASL_PLAINTEXT listener log in to each other with PLAIN as their JAAS config's own user. */
+    @Test
+    void shellsLogInToEachOtherWithPlain(@TempDir Path tmp) throws Exception {
+        Map<String, String> secured = new HashMap<>(AclTest.secured());
+        secured.put("listener.name.sasl_plaintext.plain.sasl.jaas.config", "org.apache.kafka.common.security.plain."
+                + "PlainLoginModule required username=\"admin\" password=\"admin-secret\" "
+                + "user_admin=\"admin-secret\";");
+        try (KafkaShell one = MultiShellTest.shell(tmp, 1, "plain1-" + UUID.randomUUID(), secured);
+             KafkaShell two = MultiShellTest.shell(tmp, 2, "plain2-" + UUID.randomUUID(), secured)) {
+            String both = one.bootstrapServers() + "," + two.bootstrapServers();
+            Map<String, Object> admin = new HashMap<>(SaslTest.client("admin", "admin-secret"));
+            admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, both);
+            try (Admin a = Admin.create(admin)) {
+                spreadOverBoth(a);
+            }
+            commitAcrossBoth(both, SaslTest.client("admin", "admin-secret"));
+        }
+    }
+
     /**
      * Shells whose one listener requires client certificates present their own key store to each other: their
      * principal is their certificate's subject, a super user.

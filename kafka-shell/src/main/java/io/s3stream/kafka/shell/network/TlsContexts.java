@@ -38,8 +38,9 @@ import java.util.function.Function;
  * <p>The TLS implementation is {@code s3stream.kafka.ssl.engine}: {@code jdk} (the JDK's {@code SSLEngine}, the
  * default) or {@code openssl} (BoringSSL through netty-tcnative, whose native library ships for Linux, macOS and Windows
  * on x86-64 and Linux and macOS on ARM64). Both read the same stores and keys. Design note: the JDK's is the default
- * because OpenSSL was not faster here: produce over TLS 1.3 gave the JDK engine the higher median throughput in
- * side-by-side rounds (benchmarks/README.md, "TLS"); OpenSSL stays an option for machines where it measures better.
+ * because OpenSSL was not measurably faster here: 0.90× and 1.02× the JDK engine's median produce throughput over
+ * TLS 1.3 in two side-by-side runs (benchmarks/README.md, "TLS engines"); OpenSSL stays an option for machines where
+ * it measures better.
  */
 public final class TlsContexts {
     /** The setting that chooses the TLS implementation. */
