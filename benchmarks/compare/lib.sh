@@ -19,6 +19,10 @@ PIDS=()
 
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
+# Brokers' data directories (registered by start_kafka, start_shell, shell-ab.sh): what they stored is deleted when the
+# script ends, their logs and configuration stay; KEEP_DATA=1 keeps everything (one tls.sh run of 1,000,000-record
+# rounds left 21 GB behind).
+DATA_DIRS=()
 cleanup() {
   for pid in "${PIDS[@]:-}"; do
     [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
@@ -27,6 +31,13 @@ cleanup() {
     [ -n "$pid" ] && wait "$pid" 2>/dev/null || true
   done
   PIDS=()
+  if [ "${KEEP_DATA:-0}" != 1 ]; then
+    for d in "${DATA_DIRS[@]:-}"; do
+      [ -n "$d" ] && [ -d "$d" ] && find "$d" -mindepth 1 -maxdepth 1 ! -name '*.log' ! -name '*.properties' \
+        -exec rm -rf {} +
+    done
+  fi
+  DATA_DIRS=()
 }
 trap cleanup EXIT INT TERM
 
@@ -90,6 +101,7 @@ wait_port() { # host port seconds [pid that must stay alive]
 start_kafka() { # data dir
   local dir="$1" ssl_listener="" ssl_advertised="" ssl_map=""
   rm -rf "$dir"; mkdir -p "$dir"
+  DATA_DIRS+=("$dir")
   if [ -n "${KAFKA_SSL_PORT:-}" ]; then
     ssl_listener=",SSL://127.0.0.1:$KAFKA_SSL_PORT"; ssl_advertised=",SSL://127.0.0.1:$KAFKA_SSL_PORT"; ssl_map=",SSL:SSL"
   fi
@@ -127,6 +139,7 @@ PROPS
 start_shell() {
   local dir="$1"; shift
   rm -rf "$dir"; mkdir -p "$dir"
+  DATA_DIRS+=("$dir")
   KAFKA_SHELL_HEAP="${KAFKA_SHELL_HEAP:-1g}" KAFKA_SHELL_DIRECT="${KAFKA_SHELL_DIRECT:-768m}" \
     "$ROOT/bin/kafka-shell" --override listeners="PLAINTEXT://127.0.0.1:$SHELL_PORT" \
     --override s3stream.data.dir="$dir" --override group.initial.rebalance.delay.ms=0 "$@" \

@@ -46,6 +46,7 @@ machine | tee "$RUN/machine.txt" >&2
 
 start_one() { # system root port dir [VAR=value ...] [extra arguments]
   rm -rf "$4"; mkdir -p "$4"
+  DATA_DIRS+=("$4")
   # shellcheck disable=SC2086 # the assignments are meant to split
   env KAFKA_SHELL_HEAP="${KAFKA_SHELL_HEAP:-1g}" KAFKA_SHELL_DIRECT="${KAFKA_SHELL_DIRECT:-768m}" ${5:-} \
     "$2/bin/kafka-shell" --override listeners="PLAINTEXT://127.0.0.1:$3" \
