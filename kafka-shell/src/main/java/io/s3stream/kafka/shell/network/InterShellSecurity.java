@@ -149,8 +149,7 @@ public final class InterShellSecurity {
     /** The mechanism the shells log in with; null when none is named and neither PLAIN nor SCRAM is enabled. */
     private static String mechanism(Function<String, String> setting) {
         String enabled = setting.apply("sasl.enabled.mechanisms");
-        List<String> on = java.util.Arrays.stream((enabled == null ? "PLAIN" : enabled).split(","))
-                .map(s -> s.trim().toUpperCase(Locale.ROOT)).filter(s -> !s.isEmpty()).toList();
+        List<String> on = SaslAuthentication.enabledMechanisms(setting);
         String chosen = setting.apply("sasl.mechanism.inter.broker.protocol");
         if (chosen == null || chosen.isBlank()) {
             return on.contains("PLAIN") ? "PLAIN"

@@ -153,14 +153,11 @@ public final class SaslAuthentication implements AutoCloseable {
     }
 
     /**
-     * The authentication of a listener named {@code listenerName}, from Kafka's settings as {@code setting} reads them.
+     * The mechanisms of {@code sasl.enabled.mechanisms} (default PLAIN), as {@code setting} reads it.
      *
-     * @param scram the SCRAM credentials (SCRAM-SHA-256 and SCRAM-SHA-512 users)
-     * @throws InvalidConfigException when a mechanism other than PLAIN, SCRAM and OAUTHBEARER is enabled, PLAIN is
-     *                                and no JAAS config names a user, or OAUTHBEARER is without a usable JWKS endpoint
+     * @throws InvalidConfigException for a mechanism other than PLAIN, SCRAM and OAUTHBEARER, or none
      */
-    public static SaslAuthentication fromConfig(String listenerName, Function<String, String> setting,
-                                                ScramCredentials scram) {
+    static List<String> enabledMechanisms(Function<String, String> setting) {
         String enabled = setting.apply("sasl.enabled.mechanisms");
         List<String> mechanisms = new java.util.ArrayList<>();
         for (String m : (enabled == null ? PLAIN : enabled).split(",")) {
@@ -177,6 +174,19 @@ public final class SaslAuthentication implements AutoCloseable {
         if (mechanisms.isEmpty()) {
             throw new InvalidConfigException("sasl.enabled.mechanisms names no mechanism");
         }
+        return mechanisms;
+    }
+
+    /**
+     * The authentication of a listener named {@code listenerName}, from Kafka's settings as {@code setting} reads them.
+     *
+     * @param scram the SCRAM credentials (SCRAM-SHA-256 and SCRAM-SHA-512 users)
+     * @throws InvalidConfigException when a mechanism other than PLAIN, SCRAM and OAUTHBEARER is enabled, PLAIN is
+     *                                and no JAAS config names a user, or OAUTHBEARER is without a usable JWKS endpoint
+     */
+    public static SaslAuthentication fromConfig(String listenerName, Function<String, String> setting,
+                                                ScramCredentials scram) {
+        List<String> mechanisms = enabledMechanisms(setting);
         Map<String, Long> reauth = reauthMs(listenerName, mechanisms, setting);
         Map<String, byte[]> passwords = mechanisms.contains(PLAIN) ? plainPasswords(listenerName, setting) : Map.of();
         AuthenticateCallbackHandler oauth = mechanisms.contains(OAUTHBEARER) ? oauthValidator(listenerName, setting)
