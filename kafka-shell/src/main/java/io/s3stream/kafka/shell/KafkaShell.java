@@ -8,6 +8,7 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.s3stream.InvalidConfigException;
+import io.s3stream.NodeFencedException;
 import io.s3stream.StorageMetrics;
 import io.s3stream.StreamStorage;
 import io.s3stream.kafka.shell.acl.AclApis;
@@ -501,6 +502,17 @@ public final class KafkaShell implements AutoCloseable {
         blocking.shutdown();
     }
 
+    /** Whether {@code e} or one of its causes says this shell's node epoch was fenced by a newer instance. */
+    static boolean fencedCause(Throwable e) {
+        java.util.Set<Throwable> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (Throwable t = e; t != null && seen.add(t); t = t.getCause()) {
+            if (t instanceof NodeFencedException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The messages of {@code e} and its causes, each once, joined: one line for an operator. */
     static String causes(Throwable e) {
         StringBuilder sb = new StringBuilder();
@@ -554,7 +566,9 @@ public final class KafkaShell implements AutoCloseable {
             // exit status a supervisor sees. (The stack trace is still there for those who ask for it.)
             System.err.println("kafka-shell: cannot start: " + causes(e));
             System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.DEBUG, "start failed", e);
-            System.exit(1);
+            // Taken over while starting (the start outlasted the lease of the instance it replaces): the same status
+            // as a fenced exit while serving, since the remedy is the same, start again.
+            System.exit(fencedCause(e) ? 3 : 1);
             return;
         }
         ShellConfig config = shell.config;

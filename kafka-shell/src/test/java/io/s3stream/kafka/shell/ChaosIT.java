@@ -157,13 +157,28 @@ class ChaosIT {
         }
     }
 
+    /**
+     * Starts a shell. A start may outlast the lease of the instance it replaces (store latency slows its recovery),
+     * and another shell then takes it over: the starting process exits fenced (status 3), as a serving one does,
+     * and is started again (a few times: a shell fenced at every start is a failure).
+     */
     private void start(Node n, Path run, String storeUri) throws Exception {
-        n.starts++;
-        n.broker = new ProcessBrokerTest.Broker(run.resolve("shell-" + n.id), n.port,
-                "node.id=" + n.id, "advertised.listeners=PLAINTEXT://127.0.0.1:" + n.clients.port(),
-                "s3stream.object.store=" + storeUri,
-                "s3stream.wal=objectwal://?batchMs=5&batchBytes=1MiB&capacity=256MiB",
-                "s3stream.kafka.reconcile.ms=200");
+        for (int attempt = 1; ; attempt++) {
+            n.starts++;
+            try {
+                n.broker = new ProcessBrokerTest.Broker(run.resolve("shell-" + n.id), n.port,
+                        "node.id=" + n.id, "advertised.listeners=PLAINTEXT://127.0.0.1:" + n.clients.port(),
+                        "s3stream.object.store=" + storeUri,
+                        "s3stream.wal=objectwal://?batchMs=5&batchBytes=1MiB&capacity=256MiB",
+                        "s3stream.kafka.reconcile.ms=200");
+                return;
+            } catch (ProcessBrokerTest.Broker.Exited e) {
+                if (e.status != 3 || attempt == 5) {
+                    throw e;
+                }
+                count("fenced while starting");
+            }
+        }
     }
 
     private void runWorkload(List<Node> nodes, FaultProxy store, Path run, String storeUri, String bootstrap)

@@ -72,11 +72,22 @@ class ProcessBrokerTest {
                     return;
                 }
                 if (!process.isAlive()) {
-                    throw new IllegalStateException("broker exited: " + Files.readString(log));
+                    throw new Exited(process.exitValue(), Files.readString(log));
                 }
                 Thread.sleep(100);
             }
             throw new IllegalStateException("broker did not start: " + Files.readString(log));
+        }
+
+        /** The broker process ended before it listened; {@code status} is its exit status. */
+        static final class Exited extends IllegalStateException {
+            private static final long serialVersionUID = 1L;
+            final int status;
+
+            Exited(int status, String log) {
+                super("broker exited with status " + status + ": " + log);
+                this.status = status;
+            }
         }
 
         String bootstrap() {

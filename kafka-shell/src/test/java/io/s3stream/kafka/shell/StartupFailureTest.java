@@ -75,4 +75,53 @@ class StartupFailureTest {
         assertThat(exit.output()).contains("kafka-shell: cannot start: ").contains("127.0.0.1:" + closed)
                 .doesNotContain("\tat ").doesNotContain("hunter2");
     }
+
+    /**
+     * Two instances with one node id on one store: the newer registration fences the older, which exits with status
+     * 3 whether it was still starting (fenced before it joined) or already serving (its next lease renewal fails), so
+     * a supervisor restarts it the same way in both cases.
+     */
+    @Test
+    void anInstanceFencedByANewerOneWithItsNodeIdExitsWithStatusThree(@TempDir Path dir) throws Exception {
+        String[] settings = {"listeners=PLAINTEXT://127.0.0.1:0", "node.id=1",
+                "s3stream.object.store=file://" + dir.toAbsolutePath().resolve("store"),
+                "s3stream.wal=objectwal://?batchMs=5"};
+        try (Started first = start(dir.resolve("a"), settings); Started second = start(dir.resolve("b"), settings)) {
+            Process older = null;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (older == null && System.nanoTime() < deadline) {
+                older = !first.process.isAlive() ? first.process : !second.process.isAlive() ? second.process : null;
+                Thread.sleep(100);
+            }
+            assertThat(older).as("one of the two instances exited").isNotNull();
+            Started fenced = older == first.process ? first : second;
+            Started survivor = older == first.process ? second : first;
+            String output = Files.readString(fenced.log);
+            assertThat(older.exitValue()).as("exit status; output:%n%s", output).isEqualTo(3);
+            assertThat(output).contains("fenced").doesNotContain("\tat ");
+            assertThat(survivor.process.isAlive()).as("the newer instance serves on").isTrue();
+        }
+    }
+
+    /** A shell process started in the background, destroyed on close. */
+    private record Started(Process process, Path log) implements AutoCloseable {
+        @Override
+        public void close() {
+            process.destroyForcibly();
+        }
+    }
+
+    private static Started start(Path dir, String... overrides) throws IOException {
+        Files.createDirectories(dir);
+        Path log = dir.resolve("shell.log");
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:MaxDirectMemorySize=256m",
+                "-cp", System.getProperty("java.class.path"), KafkaShell.class.getName(),
+                "--override", "s3stream.data.dir=" + dir.resolve("data")));
+        for (String o : overrides) {
+            cmd.add("--override");
+            cmd.add(o);
+        }
+        return new Started(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start(), log);
+    }
 }
