@@ -56,7 +56,9 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_HEADER_BYTE
  * commands into a lock-free queue and unpark it. The conductor builds a group from as many queued appends as fit in
  * one write ({@code writeBytes}, 1 MiB by default), copies their bytes into an aligned buffer, and submits it. With
  * {@code inflight=1} it writes inline; with more, up to that many writes run at once on a small pool of IO threads,
- * each durable on its own. Completions return to the conductor, which completes futures strictly in position order:
+ * each durable on its own, once appends arrive while a write runs. A lone group under light load (nothing in
+ * flight, nothing else waiting, no append arrived during the last write since the conductor last idled) is still
+ * written inline: the hand-off to an IO thread and back would cost two thread wake-ups for no overlap. Completions return to the conductor, which completes futures strictly in position order:
  * a group is acknowledged only after it and every group before it are durable. Futures therefore complete on the
  * conductor thread; callbacks must not block.
  *
@@ -91,6 +93,7 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_HEADER_BYTE
  */
 public final class BlockDeviceWal implements WriteAheadLog {
     private static final int MAX_RECORD_CAP = 32 * 1024 * 1024;
+    private static final long IDLE_RESET_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private static final int NEW = 0;
     private static final int RUNNING = 1;
@@ -131,6 +134,12 @@ public final class BlockDeviceWal implements WriteAheadLog {
     private long freedPosition;
     private long ackedEnd;
     private boolean closeRequested;
+    /**
+     * Whether appends recently arrived while a write was running (several appenders, or one with many appends in
+     * flight): groups then go to the IO pool, whose writes overlap. False after the conductor sat idle for
+     * {@link #IDLE_RESET_NANOS}: a lone group is then written by the conductor itself (see {@link #submitGroups}).
+     */
+    private boolean concurrentAppends;
     private final HeaderSlots headerSlots;
 
     private BlockDeviceWal(BlockIo io, long capacityBytes, BlockDeviceWalConfig config, WalContext context,
@@ -406,7 +415,12 @@ public final class BlockDeviceWal implements WriteAheadLog {
                     }
                 }
                 if (inbox.isEmpty()) {
+                    boolean idle = inflight.isEmpty() && waiting.isEmpty();
+                    long parkedAt = System.nanoTime();
                     LockSupport.parkNanos(this, parkNanos());
+                    if (idle && System.nanoTime() - parkedAt > IDLE_RESET_NANOS) {
+                        concurrentAppends = false;
+                    }
                 }
             }
         } catch (Throwable t) {
@@ -576,10 +590,21 @@ public final class BlockDeviceWal implements WriteAheadLog {
             g.submittedNanos = System.nanoTime();
             g.seq = nextGroupSeq++;
             inflight.addLast(g);
+            // A lone group under light load is written here: a hand-off to an IO thread and back costs two thread
+            // wake-ups, each of which can wait milliseconds for a core on a busy machine. Once appends arrive while a
+            // write runs, overlapping writes on the pool pay more than that, until the conductor idles again. Never
+            // with a write timeout: the conductor must stay free to notice a write that does not return.
+            boolean inline = ioPool == null;
+            if (!inline) {
+                concurrentAppends |= writesInProgress > 0 || !waiting.isEmpty();
+                inline = !concurrentAppends && writeTimeoutNanos == 0;
+            }
             writesInProgress++;
-            if (ioPool == null) {
+            if (inline) {
                 write(g);
+                g.completed = true;
                 writesInProgress--;
+                concurrentAppends |= inbox.peek() instanceof AppendRequest;
                 drainInbox();
                 retireCompleted();
             } else {
@@ -597,9 +622,6 @@ public final class BlockDeviceWal implements WriteAheadLog {
             RingScanner.writeRing(io, ringBytes, g.start, g.buffer.asSlice(0, g.end - g.start));
         } catch (Throwable t) {
             g.error = t;
-        }
-        if (ioPool == null) {
-            g.completed = true;
         }
     }
 

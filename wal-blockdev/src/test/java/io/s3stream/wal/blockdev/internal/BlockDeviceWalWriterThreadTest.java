@@ -1,0 +1,172 @@
+package io.s3stream.wal.blockdev.internal;
+
+import io.netty.buffer.ByteBuf;
+import io.s3stream.spi.WalAppendResult;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Which thread writes a group: the conductor itself for a lone appender (no hand-off to an IO thread and back), the
+ * IO pool once appends arrive while a write runs (overlapping writes), and the conductor again after it idled. Every
+ * record written either way is recovered byte for byte.
+ */
+class BlockDeviceWalWriterThreadTest {
+    private static final long CAPACITY = 16L * 1024 * 1024;
+    private final Path file = Path.of("target").toAbsolutePath().resolve("wal-writer-" + UUID.randomUUID() + ".img");
+    private final Random random = new Random(42);
+
+    /** Counts ring writes per writing thread kind: "conductor" or "io". */
+    private static final class CountingIo implements BlockIo {
+        final BlockIo delegate;
+        final Map<String, AtomicLong> writes = new ConcurrentHashMap<>();
+
+        CountingIo(BlockIo delegate) {
+            this.delegate = delegate;
+        }
+
+        long count(String kind) {
+            AtomicLong n = writes.get(kind);
+            return n == null ? 0 : n.get();
+        }
+
+        @Override
+        public void write(long offset, MemorySegment source) {
+            if (offset >= WalDescriptor.RING_OFFSET) { // ring writes, not header slots
+                String name = Thread.currentThread().getName();
+                String kind = name.startsWith("blockdev-wal-io-") ? "io" : name.equals("blockdev-wal-conductor")
+                        ? "conductor" : name;
+                writes.computeIfAbsent(kind, k -> new AtomicLong()).incrementAndGet();
+            }
+            delegate.write(offset, source);
+        }
+
+        @Override
+        public void read(long offset, MemorySegment target) {
+            delegate.read(offset, target);
+        }
+
+        @Override
+        public void sync() {
+            delegate.sync();
+        }
+
+        @Override
+        public long sizeBytes() {
+            return delegate.sizeBytes();
+        }
+
+        @Override
+        public boolean isBlockDevice() {
+            return delegate.isBlockDevice();
+        }
+
+        @Override
+        public String path() {
+            return delegate.path();
+        }
+
+        @Override
+        public void close() {
+            delegate.close();
+        }
+    }
+
+    @AfterEach
+    void delete() throws Exception {
+        Files.deleteIfExists(file);
+    }
+
+    private byte[] record() {
+        byte[] b = new byte[1 + random.nextInt(6000)];
+        random.nextBytes(b);
+        return b;
+    }
+
+    @Test
+    void aLoneAppenderIsWrittenByTheConductorConcurrentAppendersByThePool() throws Exception {
+        BlockDeviceWalConfig config = TestWals.config(file, CAPACITY, 4);
+        CountingIo[] io = new CountingIo[1];
+        BlockDeviceWal wal = TestWals.open(config, 1, real -> io[0] = new CountingIo(real));
+        TestWals.recover(wal);
+        List<byte[]> written = new ArrayList<>();
+
+        for (int i = 0; i < 20; i++) {
+            byte[] b = record();
+            TestWals.appendSync(wal, b);
+            written.add(b);
+            Thread.sleep(3); // idle between appends, as a broker at a few hundred requests per second
+        }
+        assertThat(io[0].count("io")).as("ring writes on IO threads for a lone appender %s", io[0].writes).isZero();
+        assertThat(io[0].count("conductor")).isEqualTo(20);
+
+        // Four appenders with 16 appends in flight each: appends arrive while writes run.
+        List<Thread> appenders = new ArrayList<>();
+        List<List<byte[]>> perAppender = new ArrayList<>();
+        for (int a = 0; a < 4; a++) {
+            List<byte[]> mine = new ArrayList<>();
+            perAppender.add(mine);
+            Random own = new Random(a);
+            appenders.add(Thread.ofPlatform().start(() -> {
+                List<CompletableFuture<WalAppendResult>> window = new ArrayList<>();
+                for (int i = 0; i < 400; i++) {
+                    byte[] b = new byte[1 + own.nextInt(6000)];
+                    own.nextBytes(b);
+                    ByteBuf buf = TestWals.buffer(b);
+                    window.add(wal.append(buf).whenComplete((r, e) -> buf.release()));
+                    mine.add(b);
+                    if (window.size() == 16) {
+                        window.removeFirst().join();
+                    }
+                }
+                window.forEach(CompletableFuture::join);
+            }));
+        }
+        for (Thread t : appenders) {
+            t.join(TimeUnit.SECONDS.toMillis(60));
+        }
+        long pooled = io[0].count("io");
+        assertThat(pooled).as("ring writes on IO threads with concurrent appenders %s", io[0].writes).isPositive();
+
+        Thread.sleep(50); // the conductor idles: the next lone append is written inline again
+        long conductorBefore = io[0].count("conductor");
+        for (int i = 0; i < 5; i++) {
+            byte[] b = record();
+            TestWals.appendSync(wal, b);
+            written.add(b);
+            Thread.sleep(3);
+        }
+        assertThat(io[0].count("io")).as("after an idle spell %s", io[0].writes).isEqualTo(pooled);
+        assertThat(io[0].count("conductor")).isEqualTo(conductorBefore + 5);
+        wal.close();
+
+        BlockDeviceWal reopened = TestWals.open(config, 2);
+        List<byte[]> recovered = TestWals.recover(reopened).stream().map(TestWals.Recovered::data).toList();
+        reopened.close();
+        // Each appender's records in its own order; all of them, the lone appends in order around them.
+        assertThat(recovered).hasSize(written.size() + perAppender.stream().mapToInt(List::size).sum());
+        assertThat(recovered.subList(0, 20)).containsExactlyElementsOf(written.subList(0, 20));
+        assertThat(recovered.subList(recovered.size() - 5, recovered.size()))
+                .containsExactlyElementsOf(written.subList(20, 25));
+        List<ByteBuffer> middle = recovered.subList(20, recovered.size() - 5).stream().map(ByteBuffer::wrap).toList();
+        for (List<byte[]> mine : perAppender) {
+            List<ByteBuffer> expected = mine.stream().map(ByteBuffer::wrap).toList();
+            assertThat(middle.stream().filter(expected::contains).toList()).containsExactlyElementsOf(expected);
+        }
+    }
+}
