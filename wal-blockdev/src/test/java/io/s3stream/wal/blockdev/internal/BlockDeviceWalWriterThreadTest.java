@@ -32,12 +32,11 @@ class BlockDeviceWalWriterThreadTest {
     private final Random random = new Random(42);
 
     /** Counts ring writes per writing thread kind: "conductor" or "io". */
-    private static final class CountingIo implements BlockIo {
-        final BlockIo delegate;
+    private static final class CountingIo extends ForwardingBlockIo {
         final Map<String, AtomicLong> writes = new ConcurrentHashMap<>();
 
         CountingIo(BlockIo delegate) {
-            this.delegate = delegate;
+            super(delegate);
         }
 
         long count(String kind) {
@@ -54,36 +53,6 @@ class BlockDeviceWalWriterThreadTest {
                 writes.computeIfAbsent(kind, k -> new AtomicLong()).incrementAndGet();
             }
             delegate.write(offset, source);
-        }
-
-        @Override
-        public void read(long offset, MemorySegment target) {
-            delegate.read(offset, target);
-        }
-
-        @Override
-        public void sync() {
-            delegate.sync();
-        }
-
-        @Override
-        public long sizeBytes() {
-            return delegate.sizeBytes();
-        }
-
-        @Override
-        public boolean isBlockDevice() {
-            return delegate.isBlockDevice();
-        }
-
-        @Override
-        public String path() {
-            return delegate.path();
-        }
-
-        @Override
-        public void close() {
-            delegate.close();
         }
     }
 

@@ -12,8 +12,7 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.BLOCK_BYTES;
  * writes through anyway (as a device may persist writes out of order) while every call reports failure, so nothing
  * written after the crash point is ever acknowledged. Bits can be flipped in stored data.
  */
-final class FaultyBlockIo implements BlockIo {
-    private final BlockIo delegate;
+final class FaultyBlockIo extends ForwardingBlockIo {
     private final AtomicLong writes = new AtomicLong();
     private volatile long failAt = Long.MAX_VALUE;
     private volatile int failErrno;
@@ -22,7 +21,7 @@ final class FaultyBlockIo implements BlockIo {
     private volatile int applyAfterCrash;
 
     FaultyBlockIo(BlockIo delegate) {
-        this.delegate = delegate;
+        super(delegate);
     }
 
     /** The {@code n}-th write from now (1-based) fails with {@code errno} and writes nothing; later ones succeed. */
@@ -99,30 +98,5 @@ final class FaultyBlockIo implements BlockIo {
             throw new BlockIoException("pread (injected crash)", path(), offset, Errno.EIO);
         }
         delegate.read(offset, target);
-    }
-
-    @Override
-    public void sync() {
-        delegate.sync();
-    }
-
-    @Override
-    public long sizeBytes() {
-        return delegate.sizeBytes();
-    }
-
-    @Override
-    public boolean isBlockDevice() {
-        return delegate.isBlockDevice();
-    }
-
-    @Override
-    public String path() {
-        return delegate.path();
-    }
-
-    @Override
-    public void close() {
-        delegate.close();
     }
 }
