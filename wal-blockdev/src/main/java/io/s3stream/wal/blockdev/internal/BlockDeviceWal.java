@@ -58,9 +58,10 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_HEADER_BYTE
  * {@code inflight=1} it writes inline; with more, up to that many writes run at once on a small pool of IO threads,
  * each durable on its own, once appends arrive while a write runs. A lone group under light load (nothing in
  * flight, nothing else waiting, no append arrived during the last write since the conductor last idled) is still
- * written inline: the hand-off to an IO thread and back would cost two thread wake-ups for no overlap. Completions return to the conductor, which completes futures strictly in position order:
- * a group is acknowledged only after it and every group before it are durable. Futures therefore complete on the
- * conductor thread; callbacks must not block.
+ * written inline: the hand-off to an IO thread and back would cost two thread wake-ups for no overlap. Completions
+ * return to the conductor, which completes futures strictly in position order: a group is acknowledged only after it
+ * and every group before it are durable. Futures therefore complete on the conductor thread; callbacks must not
+ * block.
  *
  * <h2>Durability</h2>
  * The target is opened with {@code O_DIRECT|O_DSYNC}: every {@code pwrite} returns only when its data is on stable
