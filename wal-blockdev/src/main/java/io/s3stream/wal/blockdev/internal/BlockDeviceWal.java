@@ -15,7 +15,6 @@ import io.s3stream.wal.blockdev.internal.ConductorCommands.Group;
 import io.s3stream.wal.blockdev.internal.ConductorCommands.TrimRequest;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -89,7 +88,8 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_HEADER_BYTE
  *
  * <h2>What lives elsewhere</h2>
  * This class is the conductor's loop and the transitions of the state it owns. What runs before the conductor or
- * only answers its questions is separate: the format ({@link WalDescriptor}, {@link HeaderSlots}), recovery
+ * only answers its questions is separate: the layout of a group's write ({@link GroupAssembler}), the format
+ * ({@link WalDescriptor}, {@link HeaderSlots}), recovery
  * ({@link RingRecovery}, {@link RingScanner}), {@link LiveRanges}, {@link OwnershipWatch}, the configuration and IO.
  */
 public final class BlockDeviceWal implements WriteAheadLog {
@@ -108,7 +108,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
     private final long ringBytes;
     private final int maxRecordBytes;
     private final int inflightLimit;
-    private final int writeBytes;
+    private final GroupAssembler assembler;
     private final Arena arena = Arena.ofShared();
     private final ConcurrentLinkedQueue<Object> inbox = new ConcurrentLinkedQueue<>();
     private final Thread conductor;
@@ -129,7 +129,6 @@ public final class BlockDeviceWal implements WriteAheadLog {
     private final ArrayDeque<AppendRequest> waiting = new ArrayDeque<>();
     private final ArrayDeque<Group> inflight = new ArrayDeque<>();
     private final LiveRanges live;
-    private final ArrayDeque<MemorySegment> freeBuffers = new ArrayDeque<>();
     private final List<TrimRequest> trims = new ArrayList<>();
     private long writePosition;
     private long freedPosition;
@@ -152,7 +151,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         this.ringBytes = capacityBytes - WalDescriptor.RING_OFFSET;
         this.maxRecordBytes = maxRecordBytes(capacityBytes);
         this.inflightLimit = config.inflight();
-        this.writeBytes = config.writeBytes();
+        this.assembler = new GroupAssembler(arena, config.writeBytes());
         this.live = new LiveRanges(ringBytes);
         this.description = config.uri() + " (" + (io.isBlockDevice() ? "block device " : "file ") + io.path() + ", "
                 + capacityBytes + " bytes)";
@@ -489,7 +488,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
                 failGroup(g, fence);
                 continue;
             }
-            recycle(g);
+            assembler.recycle(g);
             for (int i = 0; i < g.requests.size(); i++) {
                 g.requests.get(i).future.complete(new WalAppendResult(g.positions[i], g.positions[i + 1]));
             }
@@ -631,61 +630,13 @@ public final class BlockDeviceWal implements WriteAheadLog {
         if (first == null || !canPlace(first)) {
             return null;
         }
-        long firstFootprint = WalDescriptor.footprint(first.size);
-        MemorySegment buffer;
-        Arena own = null;
-        if (firstFootprint > writeBytes) {
-            own = Arena.ofShared();
-            buffer = own.allocate(WalDescriptor.alignUp(firstFootprint, BLOCK_BYTES), BLOCK_BYTES);
-        } else {
-            buffer = freeBuffers.isEmpty() ? arena.allocate(writeBytes, BLOCK_BYTES) : freeBuffers.pollFirst();
-        }
-        Group g = new Group(writePosition, buffer, own);
-        long offset = 0;
-        int walId = header.walId();
-        int session = header.session();
-        long[] positions = new long[16];
-        int count = 0;
-        AppendRequest r;
-        while ((r = waiting.peekFirst()) != null) {
-            long footprint = WalDescriptor.footprint(r.size);
-            if (!g.requests.isEmpty() && (offset + footprint > buffer.byteSize() || !canPlaceAt(g.start + offset,
-                    footprint))) {
-                break;
-            }
-            waiting.pollFirst();
-            long position = g.start + offset;
-            r.buf.getBytes(r.buf.readerIndex(), buffer.asSlice(offset + RECORD_HEADER_BYTES, r.size).asByteBuffer());
-            WalDescriptor.encodeRecordAround(buffer, offset, r.size, position, walId, session);
-            g.requests.add(r);
-            if (count + 1 >= positions.length) {
-                positions = java.util.Arrays.copyOf(positions, positions.length * 2);
-            }
-            positions[count++] = position;
-            offset += footprint;
-        }
-        g.recordsEnd = g.start + offset;
-        positions[count] = g.recordsEnd;
-        g.positions = positions;
-        long end = WalDescriptor.alignUp(offset, BLOCK_BYTES);
-        if (end > offset) {
-            WalDescriptor.encodePad(buffer, offset, (int) (end - offset), g.start + offset, walId, session);
-        }
-        g.end = g.start + end;
+        Group g = assembler.assemble(waiting, writePosition, header.walId(), header.session(), this::canPlaceAt);
         writePosition = g.end;
         return g;
     }
 
     private boolean canPlaceAt(long position, long footprint) {
         return WalDescriptor.alignUp(position + footprint, BLOCK_BYTES) - freedPosition <= ringBytes;
-    }
-
-    private void recycle(Group g) {
-        if (g.ownArena != null) {
-            g.ownArena.close();
-        } else {
-            freeBuffers.addLast(g.buffer);
-        }
     }
 
     // ------------------------------------------------------------------------------------------------ trim & header
