@@ -83,6 +83,38 @@ public final class WalRecordFormat {
     }
 
     /**
+     * Encodes a record at absolute index {@code at} of {@code target}: header followed by a copy of {@code payload}'s
+     * remaining bytes ({@link #HEADER_SIZE} + that many bytes in all). Nothing is allocated. {@code target} must be
+     * big-endian and belong to the caller: its position and limit are moved for the checksum and then restored;
+     * {@code payload}'s are left alone.
+     *
+     * @return the record's size
+     */
+    public static int encodeInto(ByteBuffer target, int at, long streamId, long epoch, long baseOffset, int count,
+                                 ByteBuffer payload) {
+        int length = payload.remaining();
+        target.putShort(at + MAGIC_OFFSET, MAGIC);
+        target.put(at + VERSION_OFFSET, VERSION);
+        target.put(at + VERSION_OFFSET + 1, (byte) 0);
+        target.putInt(at + COUNT_OFFSET, count);
+        target.putLong(at + STREAM_ID_OFFSET, streamId);
+        target.putLong(at + EPOCH_OFFSET, epoch);
+        target.putLong(at + BASE_OFFSET_OFFSET, baseOffset);
+        target.putInt(at + PAYLOAD_LENGTH_OFFSET, length);
+        target.put(at + HEADER_SIZE, payload, payload.position(), length);
+        int position = target.position();
+        int limit = target.limit();
+        CRC32C crc = new CRC32C();
+        target.limit(at + CRC_OFFSET).position(at);
+        crc.update(target);
+        target.limit(at + HEADER_SIZE + length).position(at + HEADER_SIZE);
+        crc.update(target);
+        target.limit(limit).position(position);
+        target.putInt(at + CRC_OFFSET, (int) crc.getValue());
+        return HEADER_SIZE + length;
+    }
+
+    /**
      * CRC32C of the header (without the CRC field) and the payload. {@code owned}: the caller is the buffer's only user,
      * so its cached internal NIO view may be used (no allocation); otherwise fresh views are made.
      */

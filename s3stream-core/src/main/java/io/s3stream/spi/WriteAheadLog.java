@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * A small, fixed-size write-ahead log: the only place acknowledged data lives before it is uploaded into objects.
@@ -16,8 +17,9 @@ import java.util.concurrent.CompletableFuture;
  *       garbage is ever delivered as data. Later appends continue after the last valid record, and a stale record
  *       beyond it can never be mistaken for a new one.</li>
  *   <li>{@link #append} completes once the record is durable; completions are delivered in position order (a
- *       record's future never completes before the future of a record appended earlier). Positions are opaque
- *       and strictly increasing; {@code nextPosition} of one record is at most the position of the next.</li>
+ *       record's future, or {@link AppendCallback}, never completes before that of a record appended earlier).
+ *       Positions are opaque and strictly increasing; {@code nextPosition} of one record is at most the position of
+ *       the next.</li>
  *   <li>{@link #trim} allows the space of every record with a position below {@code walPosition} to be reused.
  *       Trimmed records are never delivered by a later recovery.</li>
  *   <li>When the log is full, an append waits for a trim for a bounded time and then fails with
@@ -58,6 +60,24 @@ public interface WriteAheadLog extends AutoCloseable {
      */
     CompletableFuture<WalAppendResult> append(ByteBuf record);
 
+    /**
+     * {@link #append(ByteBuf)} reporting to a callback instead of a future: the engine's path, which allocates nothing
+     * per append for it. The callback is called exactly once, in position order like the futures; usually on the WAL's
+     * own thread, but on the calling thread, before this method returns, when the record is refused at once. This
+     * default adapts the future; backends override it (and implement {@link #append(ByteBuf)} with
+     * {@link AppendCallback#completing}) to save the future, its result and the adapter on every append.
+     */
+    default void append(ByteBuf record, AppendCallback callback) {
+        append(record).whenComplete((result, error) -> {
+            if (error == null) {
+                callback.onDurable(result.walPosition(), result.nextPosition());
+            } else {
+                callback.onFailure(error instanceof CompletionException && error.getCause() != null
+                        ? error.getCause() : error);
+            }
+        });
+    }
+
     /** Lets the space of every record with a position below {@code walPosition} be reused. */
     CompletableFuture<Void> trim(long walPosition);
 
@@ -92,6 +112,33 @@ public interface WriteAheadLog extends AutoCloseable {
     /** Waits for in-flight appends, then releases the device. Idempotent. */
     @Override
     void close();
+
+    /**
+     * The outcome of one {@link #append(ByteBuf, AppendCallback)}. Runs on the thread that acknowledges every later
+     * record too: it must be quick and must not block.
+     */
+    interface AppendCallback {
+        /** The record is durable at {@code walPosition}; {@code trim(nextPosition)} would release it. */
+        void onDurable(long walPosition, long nextPosition);
+
+        /** The record was not written, or its durability is unknown: the same errors the future would carry. */
+        void onFailure(Throwable error);
+
+        /** A callback that completes {@code future}: how a backend implements {@link #append(ByteBuf)}. */
+        static AppendCallback completing(CompletableFuture<WalAppendResult> future) {
+            return new AppendCallback() {
+                @Override
+                public void onDurable(long walPosition, long nextPosition) {
+                    future.complete(new WalAppendResult(walPosition, nextPosition));
+                }
+
+                @Override
+                public void onFailure(Throwable error) {
+                    future.completeExceptionally(error);
+                }
+            };
+        }
+    }
 
     /** Receives recovered records in position order; the handler owns (and must release) each buffer. */
     @FunctionalInterface

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -232,13 +233,97 @@ public abstract class WriteAheadLogContractTest {
     }
 
     @Test
+    void callbackAppendsAreReportedOnceEachInPositionOrder() throws Exception {
+        WriteAheadLog wal = open(1, 1);
+        recover(wal);
+        int records = 200;
+        List<String> calls = Collections.synchronizedList(new ArrayList<>());
+        List<Long> durable = Collections.synchronizedList(new ArrayList<>());
+        List<byte[]> written = new ArrayList<>();
+        CountDownLatch done = new CountDownLatch(records);
+        for (int i = 0; i < records; i++) {
+            byte[] data = randomRecord(1500);
+            written.add(data);
+            ByteBuf buf = buffer(data);
+            int index = i;
+            wal.append(buf, new WriteAheadLog.AppendCallback() {
+                @Override
+                public void onDurable(long walPosition, long nextPosition) {
+                    calls.add(index + " durable");
+                    if (nextPosition <= walPosition) {
+                        calls.add(index + ": nextPosition " + nextPosition + " <= position " + walPosition);
+                    }
+                    durable.add(walPosition);
+                    buf.release();
+                    done.countDown();
+                }
+
+                @Override
+                public void onFailure(Throwable error) {
+                    calls.add(index + " failed: " + error);
+                    buf.release();
+                    done.countDown();
+                }
+            });
+        }
+        assertThat(done.await(60, TimeUnit.SECONDS)).as("every callback called" + seedInfo()).isTrue();
+        List<String> expected = new ArrayList<>();
+        for (int i = 0; i < records; i++) {
+            expected.add(i + " durable");
+        }
+        assertThat(calls).as("each record reported once, durable, in append order" + seedInfo())
+                .containsExactlyElementsOf(expected);
+        assertThat(durable).isSorted().doesNotHaveDuplicates();
+        if (wal.maxRecordBytes() < 64 * 1024 * 1024) {
+            ByteBuf tooBig = PooledByteBufAllocator.DEFAULT.directBuffer(wal.maxRecordBytes() + 1);
+            tooBig.writerIndex(wal.maxRecordBytes() + 1);
+            CompletableFuture<Throwable> refused = new CompletableFuture<>();
+            try {
+                wal.append(tooBig, failureInto(refused));
+                assertThat(refused.get(10, TimeUnit.SECONDS)).isInstanceOf(IllegalArgumentException.class);
+            } finally {
+                tooBig.release();
+            }
+        }
+        wal.close();
+        ByteBuf late = buffer(newRecord(random, 64));
+        CompletableFuture<Throwable> closed = new CompletableFuture<>();
+        try {
+            wal.append(late, failureInto(closed));
+            assertThat(closed.get(10, TimeUnit.SECONDS)).isInstanceOf(StreamClosedException.class);
+        } finally {
+            late.release();
+        }
+        List<Recovered> recovered = recover(open(1, 2));
+        assertThat(recovered).extracting(Recovered::position).containsExactlyElementsOf(durable);
+        for (int i = 0; i < records; i++) {
+            assertThat(recovered.get(i).data()).as("record " + i + seedInfo()).isEqualTo(written.get(i));
+        }
+    }
+
+    /** A callback that expects a failure and hands it to {@code into}. */
+    private static WriteAheadLog.AppendCallback failureInto(CompletableFuture<Throwable> into) {
+        return new WriteAheadLog.AppendCallback() {
+            @Override
+            public void onDurable(long walPosition, long nextPosition) {
+                into.completeExceptionally(new AssertionError("expected a refusal, got durable at " + walPosition));
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                into.complete(error);
+            }
+        };
+    }
+
+    @Test
     void trimmedRecordsAreNotRecovered() throws Exception {
         WriteAheadLog wal = open(1, 1);
         recover(wal);
         List<WalAppendResult> results = new ArrayList<>();
         List<byte[]> written = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
-            byte[] data = randomRecord(3000);
+            byte[] data = randomRecord(1500);
             written.add(data);
             results.add(appendSync(wal, data));
         }

@@ -8,17 +8,13 @@ import io.s3stream.OverCapacityException;
 import io.s3stream.RecordBatch;
 import io.s3stream.StorageIOException;
 import io.s3stream.StreamClosedException;
-import io.s3stream.internal.util.Futures;
-import io.s3stream.spi.WalAppendResult;
 import io.s3stream.spi.WalRecordFormat;
 import io.s3stream.spi.WriteAheadLog;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BiConsumer;
 
 /**
  * The write path of every stream of one engine: assigns offsets, hands WAL records to the write-ahead log, and once
@@ -26,9 +22,10 @@ import java.util.function.BiConsumer;
  *
  * <h2>Concurrency</h2>
  * Appends of all streams pass one short critical section, the <em>sequencer</em> lock: it assigns the stream's offsets,
- * encodes the WAL record, hands it to the WAL and queues the in-flight append. Because the WAL is called in sequencer
- * order, WAL positions follow queue order. Completions are <em>drained</em> from the head of that queue only, by
- * whichever thread finds the head durable (usually the WAL's completion thread), so batches enter the log cache and
+ * encodes the WAL record (into the {@link RecordArena}), queues the in-flight append and hands the record to the WAL,
+ * with the append itself as the WAL's callback. Because the WAL is called in sequencer order, WAL positions follow
+ * queue order. Completions are <em>drained</em> from the head of that queue only, by whichever thread finds the head
+ * durable (usually the WAL's completion thread, from the callback), so batches enter the log cache and
  * futures complete in WAL order: per stream in offset order, and across streams in an order that makes every sealed
  * log-cache block a prefix of the WAL. Everything else that must be ordered with appends (a stream's refusal, a flush
  * marker) is taken under the same lock.
@@ -49,7 +46,8 @@ final class AppendSequencer {
     private final WriteAheadLog wal;
     private final LogCache logCache;
     private final Uploader uploader;
-    private final ByteBufAllocator alloc;
+    /** Where records are encoded; used under the lock. */
+    private final RecordArena arena;
     private final int maxBatchBytes;
     private final long backpressureNanos;
     private final ReentrantLock lock = new ReentrantLock();
@@ -60,7 +58,6 @@ final class AppendSequencer {
     private CachedBatch inflightTail;
     private volatile CachedBatch drainHead;
     private final AtomicBoolean draining = new AtomicBoolean();
-    private final BiConsumer<Object, Throwable> drainOnCompletion = (result, error) -> drain();
     private volatile RuntimeException failure;
     private volatile boolean closed;
     final LongAdder appendedBatches = new LongAdder();
@@ -71,10 +68,10 @@ final class AppendSequencer {
         this.wal = wal;
         this.logCache = logCache;
         this.uploader = uploader;
-        this.alloc = alloc;
+        this.arena = new RecordArena(alloc);
         this.maxBatchBytes = maxBatchBytes;
         this.backpressureNanos = backpressureNanos;
-        CachedBatch sentinel = CachedBatch.marker(() -> { });
+        CachedBatch sentinel = CachedBatch.marker();
         this.inflightTail = sentinel;
         this.drainHead = sentinel;
     }
@@ -97,7 +94,6 @@ final class AppendSequencer {
             return CompletableFuture.failedFuture(e);
         }
         CachedBatch pending;
-        CompletableFuture<WalAppendResult> walFuture;
         lock.lock();
         try {
             refused = refusal(handle);
@@ -106,24 +102,23 @@ final class AppendSequencer {
                 return CompletableFuture.failedFuture(refused);
             }
             long baseOffset = handle.nextOffset;
-            ByteBuf record = WalRecordFormat.encode(alloc, handle.streamId(), handle.epoch(), baseOffset,
-                    batch.count(), batch.payload());
+            ByteBuf record = arena.encode(handle.streamId(), handle.epoch(), baseOffset, batch.count(),
+                    batch.payload());
             pending = new CachedBatch(handle.streamId(), handle, handle.epoch(), baseOffset, batch.count(), record,
-                    new CompletableFuture<>());
+                    arena.view(), arena.index());
             handle.nextOffset = baseOffset + batch.count();
-            try {
-                walFuture = wal.append(record);
-            } catch (RuntimeException e) {
-                walFuture = CompletableFuture.failedFuture(e);
-            }
-            pending.walFuture = walFuture;
             enqueue(pending);
+            try {
+                wal.append(record, pending); // its callback drains (not while this thread holds the lock: below)
+            } catch (RuntimeException e) {
+                pending.onFailure(e);
+            }
         } finally {
             lock.unlock();
         }
-        // `pending.walFuture` may already be processed and cleared by a drain on another thread: use the local.
-        walFuture.whenComplete(drainOnCompletion);
-        return pending.userFuture;
+        // Completes the append at once if the WAL already did (a refusal, or a WAL thread faster than this one).
+        drain();
+        return pending;
     }
 
     /** The stream's next offset, as assigned under the lock. */
@@ -148,15 +143,15 @@ final class AppendSequencer {
 
     /** Completes once every append sequenced before the call has been processed (acknowledged or failed). */
     CompletableFuture<Void> drained() {
-        CompletableFuture<Void> drained = new CompletableFuture<>();
+        CachedBatch marker = CachedBatch.marker();
         lock.lock();
         try {
-            enqueue(CachedBatch.marker(() -> drained.complete(null)));
+            enqueue(marker);
         } finally {
             lock.unlock();
         }
         drain();
-        return drained;
+        return marker.thenApply(ignored -> null);
     }
 
     /** Fences the engine: appends fail fast with {@code cause}; acknowledged data is still uploaded. */
@@ -169,7 +164,13 @@ final class AppendSequencer {
 
     /** The engine is closing: later appends fail with {@link StreamClosedException}. */
     void close() {
-        closed = true;
+        lock.lock();
+        try {
+            closed = true;
+            arena.close();
+        } finally {
+            lock.unlock();
+        }
     }
 
     private RuntimeException refusal(StreamHandle handle) {
@@ -189,7 +190,21 @@ final class AppendSequencer {
         inflightTail = batch;
     }
 
-    /** Processes durable appends from the head of the queue, in order; safe to call from any thread. */
+    /**
+     * An append's WAL outcome arrived ({@link CachedBatch#onDurable}): drains, unless this thread holds the lock (the
+     * WAL refused the record inside {@code append}, which drains once it let go of the lock).
+     */
+    void walCompleted() {
+        if (!lock.isHeldByCurrentThread()) {
+            drain();
+        }
+    }
+
+    /**
+     * Processes durable appends from the head of the queue, in order; safe to call from any thread. Every WAL outcome
+     * calls it; no wake-up is lost: whoever leaves the drainer's flag looks at the head again, and a thread that could
+     * not take the flag published its outcome (or linked its append) before, so the drainer sees it.
+     */
     private void drain() {
         while (true) {
             if (!draining.compareAndSet(false, true)) {
@@ -198,7 +213,7 @@ final class AppendSequencer {
             try {
                 CachedBatch head = drainHead;
                 CachedBatch next;
-                while ((next = head.next) != null && next.walFuture.isDone()) {
+                while ((next = head.next) != null && next.walDone()) {
                     // Unlink the old sentinel; `next` becomes the sentinel. The sequencer never writes head.next
                     // again: once it is non-null the tail has moved past head.
                     head.next = null;
@@ -210,25 +225,19 @@ final class AppendSequencer {
                 draining.set(false);
             }
             CachedBatch next = drainHead.next;
-            if (next == null || !next.walFuture.isDone()) {
+            if (next == null || !next.walDone()) {
                 return;
             }
         }
     }
 
     private void process(CachedBatch batch) {
-        if (batch.marker != null) {
-            batch.marker.run();
+        if (batch.isMarker()) {
+            batch.complete(null);
             return;
         }
         StreamHandle handle = batch.stream;
-        Throwable error = null;
-        WalAppendResult result = null;
-        try {
-            result = batch.walFuture.join();
-        } catch (CompletionException e) {
-            error = Futures.unwrap(e);
-        }
+        Throwable error = batch.walError();
         if (error == null && handle.holeCause != null) {
             error = StreamHandle.fenced(handle.streamId(), handle.epoch(), "an earlier append failed: "
                     + handle.holeCause.getMessage());
@@ -249,12 +258,10 @@ final class AppendSequencer {
                 // for a segment boundary is not held up (its records are uploaded, not committed as the segment).
                 uploader.trigger();
             }
-            batch.userFuture.completeExceptionally(error);
+            batch.completeExceptionally(error);
             return;
         }
-        batch.walNextPosition = result.nextPosition();
-        batch.walFuture = null;
-        long activeBytes = logCache.insert(batch, wal.isSegmentBoundary(result.nextPosition()));
+        long activeBytes = logCache.insert(batch, wal.isSegmentBoundary(batch.walNextPosition));
         if (activeBytes == LogCache.SEALED) {
             uploader.trigger();
         } else {
@@ -263,6 +270,6 @@ final class AppendSequencer {
         handle.confirm(batch.endOffset());
         appendedBatches.increment();
         appendedBytes.add(batch.payloadBytes());
-        batch.userFuture.complete(new AppendResult(batch.baseOffset));
+        batch.complete(new AppendResult(batch.baseOffset));
     }
 }

@@ -340,34 +340,64 @@ final class BlockUploader {
         List<List<CachedBatch>> byStream = new ArrayList<>();
         Map<Long, Long> bytesByStream = new LinkedHashMap<>();
         long currentStream = Long.MIN_VALUE;
+        long currentBytes = 0;
+        int total = 0;
         for (LogCache.Run run : runs) {
+            total += run.batches.size();
+            if (covered.isEmpty()) {
+                // The usual case: whole runs, taken as they are (a sealed block's runs no longer change).
+                if (run.streamId != currentStream) {
+                    if (currentBytes > 0) {
+                        bytesByStream.merge(currentStream, currentBytes, Long::sum);
+                    }
+                    byStream.add(run.batches);
+                    currentStream = run.streamId;
+                    currentBytes = 0;
+                } else {
+                    List<CachedBatch> joined = new ArrayList<>(byStream.getLast()); // the stream's next epoch
+                    joined.addAll(run.batches);
+                    byStream.set(byStream.size() - 1, joined);
+                }
+                currentBytes += run.bytes;
+                continue;
+            }
             for (CachedBatch b : run.batches) {
                 if (covered.contains(b)) {
                     continue;
                 }
                 if (b.streamId != currentStream) {
-                    byStream.add(new ArrayList<>());
+                    if (currentBytes > 0) {
+                        bytesByStream.merge(currentStream, currentBytes, Long::sum);
+                    }
+                    byStream.add(new ArrayList<>(run.batches.size())); // sized: a block holds thousands
                     currentStream = b.streamId;
+                    currentBytes = 0;
                 }
                 byStream.getLast().add(b);
-                bytesByStream.merge(b.streamId, (long) b.sizeBytes(), Long::sum);
+                currentBytes += b.sizeBytes(); // summed per stream change, not boxed per batch
             }
+        }
+        if (currentBytes > 0) {
+            bytesByStream.merge(currentStream, currentBytes, Long::sum);
         }
         if (byStream.isEmpty()) {
             return List.of();
         }
         List<List<CachedBatch>> groups = new ArrayList<>();
         List<ObjectType> types = new ArrayList<>();
-        List<CachedBatch> setBatches = new ArrayList<>();
+        List<CachedBatch> setBatches = null; // sized on first use: a block holds thousands of batches
         for (List<CachedBatch> stream : byStream) {
             if (bytesByStream.get(stream.getFirst().streamId) >= settings.streamObjectThresholdBytes()) {
                 groups.add(stream);
                 types.add(ObjectType.STREAM);
             } else {
+                if (setBatches == null) {
+                    setBatches = new ArrayList<>(total);
+                }
                 setBatches.addAll(stream);
             }
         }
-        if (!setBatches.isEmpty()) {
+        if (setBatches != null) {
             groups.add(setBatches);
             types.add(ObjectType.STREAM_SET);
         }
@@ -400,17 +430,30 @@ final class BlockUploader {
         List<StreamRange> ranges = new ArrayList<>();
         ByteBuf object;
         try (ObjectBuilder builder = new ObjectBuilder(alloc, settings.blockSizeBytes())) {
+            // One range per run of contiguous batches of one stream and epoch, made when the run ends.
+            CachedBatch first = null;
+            CachedBatch last = null;
             for (CachedBatch b : batches) {
-                // The uploading thread is the only user of a cached record's internal NIO view.
-                builder.add(b.streamId, b.baseOffset, b.count, b.record,
-                        b.record.readerIndex() + WalRecordFormat.HEADER_SIZE, b.payloadBytes(), true);
-                StreamRange last = ranges.isEmpty() ? null : ranges.getLast();
-                if (last != null && last.streamId() == b.streamId && last.endOffset() == b.baseOffset
-                        && last.epoch() == b.epoch) {
-                    ranges.set(ranges.size() - 1, new StreamRange(b.streamId, b.epoch, last.startOffset(), b.endOffset()));
+                if (b.view != null) {
+                    builder.add(b.streamId, b.baseOffset, b.count, b.view, b.viewIndex + WalRecordFormat.HEADER_SIZE,
+                            b.payloadBytes());
                 } else {
-                    ranges.add(new StreamRange(b.streamId, b.epoch, b.baseOffset, b.endOffset()));
+                    // A recovered record: the uploading thread is the only user of its internal NIO view.
+                    builder.add(b.streamId, b.baseOffset, b.count, b.record,
+                            b.record.readerIndex() + WalRecordFormat.HEADER_SIZE, b.payloadBytes(), true);
                 }
+                if (last != null && (last.streamId != b.streamId || last.endOffset() != b.baseOffset
+                        || last.epoch != b.epoch)) {
+                    ranges.add(new StreamRange(first.streamId, first.epoch, first.baseOffset, last.endOffset()));
+                    first = null;
+                }
+                if (first == null) {
+                    first = b;
+                }
+                last = b;
+            }
+            if (last != null) {
+                ranges.add(new StreamRange(first.streamId, first.epoch, first.baseOffset, last.endOffset()));
             }
             object = builder.build();
         }

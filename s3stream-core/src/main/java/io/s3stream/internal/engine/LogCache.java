@@ -145,13 +145,21 @@ final class LogCache {
     long insert(CachedBatch batch, boolean endsSegment) {
         lock.lock();
         try {
-            List<Run> streamRuns = active.runs.get(batch.streamId);
-            Run run = streamRuns == null ? null : streamRuns.getLast();
-            if (run == null || run.epoch != batch.epoch || run.endOffset != batch.baseOffset) {
-                run = new Run(active, batch.streamId, batch.epoch, batch.baseOffset);
-                active.runs.computeIfAbsent(batch.streamId, k -> new ArrayList<>(1)).add(run);
-                runsByStream.computeIfAbsent(batch.streamId, k -> new ArrayDeque<>()).add(run);
+            Run run = active.lastRun; // consecutive batches of one stream: no map lookup (nor a boxed key)
+            if (run == null || run.streamId != batch.streamId) {
+                List<Run> streamRuns = active.runs.get(batch.streamId);
+                run = streamRuns == null ? null : streamRuns.getLast();
             }
+            if (run == null || run.epoch != batch.epoch || run.endOffset != batch.baseOffset) {
+                ArrayDeque<Run> earlier = runsByStream.computeIfAbsent(batch.streamId, k -> new ArrayDeque<>());
+                // Sized like the stream's previous run: blocks are sealed at similar sizes, so the list of a busy
+                // stream does not grow (and copy) its way to thousands of entries in every block.
+                int capacity = earlier.isEmpty() ? 16 : Math.clamp(earlier.peekLast().batches.size(), 16, 1 << 16);
+                run = new Run(active, batch.streamId, batch.epoch, batch.baseOffset, capacity);
+                active.runs.computeIfAbsent(batch.streamId, k -> new ArrayList<>(1)).add(run);
+                earlier.add(run);
+            }
+            active.lastRun = run;
             run.batches.add(batch);
             run.endOffset = batch.endOffset();
             run.bytes += batch.sizeBytes();
@@ -425,6 +433,7 @@ final class LogCache {
             }
         }
         oldest.runs.clear();
+        oldest.lastRun = null;
         spaceFreed.signalAll();
         return true;
     }
@@ -449,9 +458,10 @@ final class LogCache {
         final long startOffset;
         long endOffset;
         long bytes;
-        final ArrayList<CachedBatch> batches = new ArrayList<>();
+        final ArrayList<CachedBatch> batches;
 
-        Run(Block block, long streamId, long epoch, long startOffset) {
+        Run(Block block, long streamId, long epoch, long startOffset, int capacity) {
+            this.batches = new ArrayList<>(capacity);
             this.block = block;
             this.streamId = streamId;
             this.epoch = epoch;
@@ -481,6 +491,8 @@ final class LogCache {
         long createdNanos;
         /** Runs per stream, streams in id order; normally one run per stream. */
         final TreeMap<Long, List<Run>> runs = new TreeMap<>();
+        /** The run the last batch went into (active block only). */
+        Run lastRun;
         long sizeBytes;
         /** WAL position where the block starts (the end of the previous block), or -1 when unknown. */
         long walStartPosition = -1;

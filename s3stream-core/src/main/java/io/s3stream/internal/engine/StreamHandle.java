@@ -94,6 +94,10 @@ final class StreamHandle implements Stream {
     }
 
     /** Called by the sequencer, in offset order, once a batch is durable and cached. */
+    AppendSequencer sequencer() {
+        return sequencer;
+    }
+
     void confirm(long endOffset) {
         confirmedOffset = endOffset;
     }

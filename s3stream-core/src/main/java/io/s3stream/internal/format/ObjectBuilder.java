@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -88,6 +89,40 @@ public final class ObjectBuilder implements AutoCloseable {
     public void add(long streamId, long baseOffset, int count, ByteBuf source, int index, int length,
                     boolean exclusiveView) {
         Objects.requireNonNull(source, "source");
+        int at = beginBatch(streamId, baseOffset, count, length);
+        if (length > 0) {
+            if (exclusiveView && source.nioBufferCount() == 1) {
+                ByteBuffer from = source.internalNioBuffer(index, length);
+                ByteBuffer to = block.internalNioBuffer(at, length);
+                // Both views span whole pooled chunks, positioned at the regions: index from their positions.
+                to.put(to.position(), from, from.position(), length);
+            } else {
+                block.setBytes(at, source, index, length);
+            }
+        }
+        endBatch(baseOffset, count, length);
+    }
+
+    /**
+     * {@link #add(long, long, int, ByteBuf)} for {@code length} bytes of {@code source} at absolute index
+     * {@code index}. The copy is an absolute bulk get: {@code source}'s position and limit are neither read nor
+     * changed, so one view of memory that no one writes may be shared by threads (the engine's record arena).
+     */
+    public void add(long streamId, long baseOffset, int count, ByteBuffer source, int index, int length) {
+        Objects.requireNonNull(source, "source");
+        int at = beginBatch(streamId, baseOffset, count, length);
+        if (length > 0) {
+            ByteBuffer to = block.internalNioBuffer(at, length);
+            to.put(to.position(), source, index, length);
+        }
+        endBatch(baseOffset, count, length);
+    }
+
+    /**
+     * Checks a batch of {@code length} payload bytes, opens a block if needed and writes the batch header; returns the
+     * block index where the payload goes (the caller copies it there, then calls {@link #endBatch}).
+     */
+    private int beginBatch(long streamId, long baseOffset, int count, int length) {
         requireOpen("add");
         if (count < 1) {
             throw new IllegalArgumentException("stream " + streamId + ": batch at base offset " + baseOffset
@@ -131,18 +166,13 @@ public final class ObjectBuilder implements AutoCloseable {
         block.writeLong(baseOffset);
         block.writeInt(count);
         block.writeInt(payloadLength);
-        if (payloadLength > 0) {
-            if (exclusiveView && source.nioBufferCount() == 1) {
-                java.nio.ByteBuffer from = source.internalNioBuffer(index, payloadLength);
-                int at = block.writerIndex();
-                java.nio.ByteBuffer to = block.internalNioBuffer(at, payloadLength);
-                // Both views span whole pooled chunks, positioned at the regions: index from their positions.
-                to.put(to.position(), from, from.position(), payloadLength);
-                block.writerIndex(at + payloadLength);
-            } else {
-                block.writeBytes(source, index, payloadLength);
-            }
-        }
+        return block.writerIndex();
+    }
+
+    /** Accounts for a batch whose payload was copied to the block after {@link #beginBatch}. */
+    private void endBatch(long baseOffset, int count, int payloadLength) {
+        block.writerIndex(block.writerIndex() + payloadLength);
+        long batchSize = (long) BATCH_HEADER_SIZE + payloadLength;
         blockSize += (int) batchSize;
         blockBatchCount++;
         blockEndOffset = baseOffset + count;

@@ -33,8 +33,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * ones are refused. Completion is asynchronous, on one committer thread per handle, in position order, like a real
  * group-committing WAL.
  *
- * <p>Records are not copied: the log keeps a retained slice of the appender's buffer (the engine never modifies a
- * record after appending it), so the WAL adds almost nothing to heap-allocation measurements of the engine.
+ * <p>Records are not copied: the log holds a reference to the appender's buffer (the engine never modifies a record
+ * after appending it), and the engine's appends report to a callback, so the WAL adds one small object per append
+ * (its record) to heap-allocation measurements of the engine.
  *
  * <p>Positions count bytes as a real ring would: a record of {@code n} bytes occupies
  * {@code RECORD_OVERHEAD_BYTES + n}, and {@link #capacityBytes()} bounds the bytes between the trim point and the
@@ -88,7 +89,7 @@ public final class InMemoryWal implements WriteAheadLog {
         for (Log log : nodes == null ? List.<Log>of() : nodes.values()) {
             log.lock.lock();
             try {
-                log.records.forEach(r -> r.data.release());
+                log.records.forEach(Record::release);
                 log.records.clear();
             } finally {
                 log.lock.unlock();
@@ -139,15 +140,15 @@ public final class InMemoryWal implements WriteAheadLog {
         }
         long bytes = 0;
         for (Record r : snapshot) {
-            bytes += r.data.readableBytes();
-            ByteBuf copy = PooledByteBufAllocator.DEFAULT.directBuffer(r.data.readableBytes());
+            bytes += r.length;
+            ByteBuf copy = PooledByteBufAllocator.DEFAULT.directBuffer(r.length);
             log.lock.lock();
             try {
-                if (r.data.refCnt() == 0) {
+                if (r.data == null) {
                     copy.release();
                     continue; // trimmed meanwhile
                 }
-                copy.writeBytes(r.data, r.data.readerIndex(), r.data.readableBytes());
+                copy.writeBytes(r.data, r.data.readerIndex(), r.length);
             } finally {
                 log.lock.unlock();
             }
@@ -159,10 +160,25 @@ public final class InMemoryWal implements WriteAheadLog {
 
     @Override
     public CompletableFuture<WalAppendResult> append(ByteBuf record) {
+        CompletableFuture<WalAppendResult> future = new CompletableFuture<>();
+        append(record, AppendCallback.completing(future));
+        return future;
+    }
+
+    @Override
+    public void append(ByteBuf record, AppendCallback callback) {
+        RuntimeException refused = admit(record, callback);
+        if (refused != null) {
+            callback.onFailure(refused); // outside the log's lock
+        }
+    }
+
+    /** Queues the record for the committer, or says why not. */
+    private RuntimeException admit(ByteBuf record, AppendCallback callback) {
         int size = record.readableBytes();
         if (size > maxRecordBytes()) {
-            return CompletableFuture.failedFuture(new IllegalArgumentException("record of " + size
-                    + " bytes exceeds the largest record " + maxRecordBytes() + " of " + description()));
+            return new IllegalArgumentException("record of " + size + " bytes exceeds the largest record "
+                    + maxRecordBytes() + " of " + description());
         }
         long need = RECORD_OVERHEAD_BYTES + (long) size;
         long deadline = System.nanoTime() + context.backpressureTimeout().toNanos();
@@ -170,41 +186,41 @@ public final class InMemoryWal implements WriteAheadLog {
         try {
             RuntimeException refusal = refusal();
             if (refusal != null) {
-                return CompletableFuture.failedFuture(refusal);
+                return refusal;
             }
             if (log.appendsUntilFailure-- <= 0) {
                 log.appendsUntilFailure = Long.MAX_VALUE;
                 fenceCause = new StorageIOException(description() + " failed a write: injected EIO (errno 5); "
                         + "the WAL is fenced", null);
-                return CompletableFuture.failedFuture(fenceCause);
+                return fenceCause;
             }
             while (log.writePosition + need - log.trimPosition > log.capacityBytes) {
                 long waitNanos = deadline - System.nanoTime();
                 if (waitNanos <= 0) {
-                    return CompletableFuture.failedFuture(new OverCapacityException(description() + " is full ("
+                    return new OverCapacityException(description() + " is full ("
                             + (log.writePosition - log.trimPosition) + " of " + log.capacityBytes
                             + " bytes in use) and no trim freed space within "
-                            + Duration.ofNanos(context.backpressureTimeout().toNanos())));
+                            + Duration.ofNanos(context.backpressureTimeout().toNanos()));
                 }
                 log.spaceFreed.awaitNanos(waitNanos);
                 refusal = refusal();
                 if (refusal != null) {
-                    return CompletableFuture.failedFuture(refusal);
+                    return refusal;
                 }
             }
             // The engine never modifies a record after appending it, so the log shares the caller's bytes (one more
             // reference, released on trim) instead of copying them.
-            Record r = new Record(log.writePosition, record.retainedSlice(record.readerIndex(), size));
+            Record r = new Record(log.writePosition, record.retain(), size, callback);
             log.records.add(r);
             log.writePosition += need;
             synchronized (pending) {
                 pending.add(r);
                 pending.notifyAll();
             }
-            return r.future;
+            return null;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return CompletableFuture.failedFuture(new OverCapacityException("interrupted waiting for WAL space"));
+            return new OverCapacityException("interrupted waiting for WAL space");
         } finally {
             log.lock.unlock();
         }
@@ -232,7 +248,7 @@ public final class InMemoryWal implements WriteAheadLog {
     }
 
     private void commitLoop() {
-        List<Record> batch = new ArrayList<>();
+        ArrayDeque<Record> batch = new ArrayDeque<>();
         while (true) {
             synchronized (pending) {
                 while (pending.isEmpty() && !closed) {
@@ -246,13 +262,21 @@ public final class InMemoryWal implements WriteAheadLog {
                     pending.notifyAll();
                     return;
                 }
-                batch.addAll(pending);
-                pending.clear();
+                Record r;
+                while ((r = pending.poll()) != null) {
+                    batch.add(r);
+                }
             }
-            for (Record r : batch) {
-                r.future.complete(new WalAppendResult(r.position, r.nextPosition()));
+            Record r;
+            while ((r = batch.poll()) != null) {
+                try {
+                    r.callback.onDurable(r.position, r.nextPosition());
+                } catch (Throwable t) {
+                    // As a device WAL's completion thread: a throwing callback must not stop later acknowledgements.
+                    System.getLogger(InMemoryWal.class.getName()).log(System.Logger.Level.ERROR,
+                            "an append callback threw", t);
+                }
             }
-            batch.clear();
         }
     }
 
@@ -263,7 +287,7 @@ public final class InMemoryWal implements WriteAheadLog {
             if (walPosition > log.trimPosition) {
                 long limit = Math.min(walPosition, log.writePosition);
                 while (!log.records.isEmpty() && log.records.peekFirst().position < limit) {
-                    log.records.pollFirst().data.release();
+                    log.records.pollFirst().release();
                 }
                 log.trimPosition = log.records.isEmpty() ? log.writePosition : log.records.peekFirst().position;
                 log.spaceFreed.signalAll();
@@ -313,14 +337,32 @@ public final class InMemoryWal implements WriteAheadLog {
         }
     }
 
-    /** One record: its bytes (a retained slice of the appender's buffer) and its completion. */
-    private record Record(long position, ByteBuf data, CompletableFuture<WalAppendResult> future) {
-        Record(long position, ByteBuf data) {
-            this(position, data, new CompletableFuture<>());
+    /**
+     * One record and whom to tell once it is durable: its bytes are the {@code length} readable bytes of the appender's
+     * buffer (whose indexes the engine never moves), on which it holds a reference until trimmed.
+     */
+    private static final class Record {
+        final long position;
+        final int length;
+        final AppendCallback callback;
+        /** The appender's buffer; null once trimmed (under the log's lock). */
+        ByteBuf data;
+
+        Record(long position, ByteBuf data, int length, AppendCallback callback) {
+            this.position = position;
+            this.data = data;
+            this.length = length;
+            this.callback = callback;
+        }
+
+        /** Trims the record: lets go of its buffer. Caller holds the log's lock. */
+        void release() {
+            data.release();
+            data = null;
         }
 
         long nextPosition() {
-            return position + RECORD_OVERHEAD_BYTES + data.readableBytes();
+            return position + RECORD_OVERHEAD_BYTES + length;
         }
     }
 

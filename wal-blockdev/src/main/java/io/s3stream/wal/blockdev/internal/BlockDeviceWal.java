@@ -58,9 +58,9 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_HEADER_BYTE
  * each durable on its own, once appends arrive while a write runs. A lone group under light load (nothing in
  * flight, nothing else waiting, no append arrived during the last write since the conductor last idled) is still
  * written inline: the hand-off to an IO thread and back would cost two thread wake-ups for no overlap. Completions
- * return to the conductor, which completes futures strictly in position order: a group is acknowledged only after it
- * and every group before it are durable. Futures therefore complete on the conductor thread; callbacks must not
- * block.
+ * return to the conductor, which acknowledges appends strictly in position order: a group is acknowledged only after
+ * it and every group before it are durable. Append callbacks (and the futures of {@link #append(ByteBuf)}) therefore
+ * run on the conductor thread and must not block; one that throws is logged and does not stop the conductor.
  *
  * <h2>Durability</h2>
  * The target is opened with {@code O_DIRECT|O_DSYNC}: every {@code pwrite} returns only when its data is on stable
@@ -242,23 +242,31 @@ public final class BlockDeviceWal implements WriteAheadLog {
 
     @Override
     public CompletableFuture<WalAppendResult> append(ByteBuf record) {
+        CompletableFuture<WalAppendResult> future = new CompletableFuture<>();
+        append(record, AppendCallback.completing(future));
+        return future;
+    }
+
+    @Override
+    public void append(ByteBuf record, AppendCallback callback) {
         int size = record.readableBytes();
         if (size > maxRecordBytes) {
-            return CompletableFuture.failedFuture(new IllegalArgumentException("record of " + size
+            callback.onFailure(new IllegalArgumentException("record of " + size
                     + " bytes exceeds the largest record (" + maxRecordBytes + " bytes) of " + description));
+            return;
         }
         RuntimeException refusal = refusal();
         if (refusal != null) {
-            return CompletableFuture.failedFuture(refusal);
+            callback.onFailure(refusal);
+            return;
         }
         AppendRequest request = new AppendRequest(record, size,
-                System.nanoTime() + context.backpressureTimeout().toNanos());
+                System.nanoTime() + context.backpressureTimeout().toNanos(), callback);
         inbox.offer(request);
         LockSupport.unpark(conductor);
         if (terminated) {
             drainAfterTermination();
         }
-        return request.future;
     }
 
     private RuntimeException refusal() {
@@ -384,7 +392,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         while ((command = inbox.poll()) != null) {
             StreamClosedException closed = new StreamClosedException(description + " is closed");
             switch (command) {
-                case AppendRequest a -> a.future.completeExceptionally(closed);
+                case AppendRequest a -> a.fail(closed);
                 case TrimRequest t -> t.future().completeExceptionally(closed);
                 default -> {
                 }
@@ -450,7 +458,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             switch (command) {
                 case AppendRequest a -> {
                     if (fence != null) {
-                        a.future.completeExceptionally(fence);
+                        a.fail(fence);
                     } else {
                         waiting.addLast(a);
                     }
@@ -490,7 +498,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             }
             assembler.recycle(g);
             for (int i = 0; i < g.requests.size(); i++) {
-                g.requests.get(i).future.complete(new WalAppendResult(g.positions[i], g.positions[i + 1]));
+                g.requests.get(i).succeed(g.positions[i], g.positions[i + 1]);
             }
             live.add(g.start, g.recordsEnd);
             ackedEnd = g.recordsEnd;
@@ -505,13 +513,13 @@ public final class BlockDeviceWal implements WriteAheadLog {
 
     private void failGroup(Group g, RuntimeException cause) {
         for (AppendRequest r : g.requests) {
-            r.future.completeExceptionally(cause);
+            r.fail(cause);
         }
     }
 
     private void failEverything(RuntimeException cause) {
         for (AppendRequest r : waiting) {
-            r.future.completeExceptionally(cause);
+            r.fail(cause);
         }
         waiting.clear();
         for (TrimRequest t : trims) {
@@ -530,7 +538,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         Object command;
         while ((command = inbox.poll()) != null) {
             if (command instanceof AppendRequest a) {
-                a.future.completeExceptionally(cause);
+                a.fail(cause);
             } else if (command instanceof TrimRequest t) {
                 t.future().completeExceptionally(cause);
             }
@@ -551,7 +559,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             StreamClosedException closed = new StreamClosedException(description + " was closed while the append "
                     + "waited for space");
             for (AppendRequest r : waiting) {
-                r.future.completeExceptionally(closed);
+                r.fail(closed);
             }
             waiting.clear();
         }
@@ -573,7 +581,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         long now = System.nanoTime();
         while ((head = waiting.peekFirst()) != null && !canPlace(head) && now - head.deadlineNanos >= 0) {
             waiting.pollFirst();
-            head.future.completeExceptionally(new OverCapacityException(description + " is full ("
+            head.fail(new OverCapacityException(description + " is full ("
                     + (writePosition - freedPosition) + " of " + ringBytes + " ring bytes in use, record of "
                     + head.size + " bytes) and no trim freed space within "
                     + Duration.ofNanos(context.backpressureTimeout().toNanos())));

@@ -1,7 +1,7 @@
 package io.s3stream.wal.blockdev.internal;
 
 import io.netty.buffer.ByteBuf;
-import io.s3stream.spi.WalAppendResult;
+import io.s3stream.spi.WriteAheadLog.AppendCallback;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -19,17 +19,38 @@ final class ConductorCommands {
     private ConductorCommands() {
     }
 
-    /** An append waiting for its group; its future completes on the conductor. */
+    /** An append waiting for its group; the conductor reports its outcome to the appender's callback. */
     static final class AppendRequest {
+        private static final System.Logger LOG = System.getLogger(AppendRequest.class.getName());
+
         final ByteBuf buf;
         final int size;
         final long deadlineNanos;
-        final CompletableFuture<WalAppendResult> future = new CompletableFuture<>();
+        private final AppendCallback callback;
 
-        AppendRequest(ByteBuf buf, int size, long deadlineNanos) {
+        AppendRequest(ByteBuf buf, int size, long deadlineNanos, AppendCallback callback) {
             this.buf = buf;
             this.size = size;
             this.deadlineNanos = deadlineNanos;
+            this.callback = callback;
+        }
+
+        /** Reports the record durable; a throwing callback is logged, never allowed to stop the conductor. */
+        void succeed(long position, long nextPosition) {
+            try {
+                callback.onDurable(position, nextPosition);
+            } catch (Throwable t) {
+                LOG.log(System.Logger.Level.ERROR, "an append callback threw", t);
+            }
+        }
+
+        /** Reports the append failed; a throwing callback is logged, never allowed to stop the conductor. */
+        void fail(Throwable cause) {
+            try {
+                callback.onFailure(cause);
+            } catch (Throwable t) {
+                LOG.log(System.Logger.Level.ERROR, "an append callback threw", t);
+            }
         }
     }
 

@@ -372,11 +372,26 @@ public final class FsxWal implements WriteAheadLog {
     public CompletableFuture<WalAppendResult> append(ByteBuf record) {
         BlockDeviceWal ring = active;
         if (ring == null) {
-            return CompletableFuture.failedFuture(closed ? new StreamClosedException(description + " is closed")
-                    : new IllegalStateException(recovered ? description + " was opened to take it over and refuses "
-                    + "appends" : "append before recover() on " + description));
+            return CompletableFuture.failedFuture(notAppending());
         }
         return ring.append(record);
+    }
+
+    @Override
+    public void append(ByteBuf record, AppendCallback callback) {
+        BlockDeviceWal ring = active;
+        if (ring == null) {
+            callback.onFailure(notAppending());
+            return;
+        }
+        ring.append(record, callback);
+    }
+
+    /** Why a handle without an active ring refuses appends. */
+    private RuntimeException notAppending() {
+        return closed ? new StreamClosedException(description + " is closed")
+                : new IllegalStateException(recovered ? description + " was opened to take it over and refuses "
+                + "appends" : "append before recover() on " + description);
     }
 
     /**
