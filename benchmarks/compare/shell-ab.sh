@@ -14,7 +14,8 @@
 # it after unthrottled: TESTS="unthrottled consume"). Both shells run for the
 # whole script on their embedded default (wal-blockdev file + file:// objects); each round runs every (test, system)
 # once, the order alternating per round; the table reports medians over rounds and the ratio head/base, with the CPU
-# time each shell process used during each run (user + system, from /proc/<pid>/stat).
+# time each shell process used during each run (user + system, from /proc/<pid>/stat) and, for the 10,000 rec/s run,
+# its threads' context switches (/proc/<pid>/task/*/status).
 . "$(dirname "$0")/lib.sh"
 BASE="${BASE:-HEAD~1}"
 ROUNDS="${ROUNDS:-3}"
@@ -41,7 +42,7 @@ build_shell
 mkdir -p "$RUN"
 : >"$RUN/perf.log"
 TSV="$RUN/shell-ab.tsv"
-printf 'round\tsystem\ttest\tload\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\tcpu_ms\n' >"$TSV"
+printf 'round\tsystem\ttest\tload\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\tcpu_ms\tctx_switches\n' >"$TSV"
 machine | tee "$RUN/machine.txt" >&2
 
 start_one() { # system root port dir [VAR=value ...] [extra arguments]
@@ -59,6 +60,9 @@ start_one() { # system root port dir [VAR=value ...] [extra arguments]
 declare -A SHELL_PIDS=()
 # CPU time (user + system, ms) the shell process has used so far: bin/kafka-shell execs the JVM, so $! is its pid.
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($14 + $15) * 1000 / hz }' "/proc/$1/stat"; }
+# Context switches (voluntary + involuntary) of the shell's live threads so far: each is a thread giving up or losing a
+# core, and each wake-up after one may wait for a core; threads that exit during a run take theirs with them.
+ctx_switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { printf "%d", n }'; }
 start_one base "$BASE_TREE" "$BASE_PORT" "$RUN/base" "${BASE_ENV:-}" "${BASE_ARGS:-}"
 start_one head "$ROOT" "$SHELL_PORT" "$RUN/head" "${HEAD_ENV:-}" "${HEAD_ARGS:-}"
 port() { case "$1" in base) echo "$BASE_PORT" ;; head) echo "$SHELL_PORT" ;; esac; }
@@ -73,6 +77,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
       [ "$test" = consume ] || create_topic "$bs" "$topic"
       quiet
       cpu0="$(cpu_ms "${SHELL_PIDS[$sys]}")"
+      ctx0="$(ctx_switches "${SHELL_PIDS[$sys]}")"
       case "$test" in
         unthrottled) row="$(produce "$bs" "$topic" "$RECORDS" -1 $((RECORDS / 5)))" ;;
         rate10000) row="$(produce "$bs" "$topic" $((10000 * RATE_SECONDS)) 10000 $((10000 * 3)))" ;;
@@ -82,7 +87,8 @@ for ((round = 1; round <= ROUNDS; round++)); do
           row="$2 $1 - - - -" ;;
       esac
       cpu="$(( $(cpu_ms "${SHELL_PIDS[$sys]}") - cpu0 ))"
-      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$sys" "$test" "$LOAD" "$(tr ' ' '\t' <<<"$row")" "$cpu" \
+      ctx="$(( $(ctx_switches "${SHELL_PIDS[$sys]}") - ctx0 ))"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$sys" "$test" "$LOAD" "$(tr ' ' '\t' <<<"$row")" "$cpu" "$ctx" \
         | tee -a "$TSV" >&2
     done
   done
@@ -106,6 +112,7 @@ for test, col, label in [("unthrottled", "rec_s", "unthrottled, rec/s"), ("unthr
                          ("rate10000", "p999_ms", "10,000 rec/s: p99.9 ms"), ("consume", "rec_s", "consumer, rec/s"),
                          ("consume", "mb_s", "consumer, MB/s"), ("unthrottled", "cpu_ms", "shell CPU ms, unthrottled run"),
                          ("rate10000", "cpu_ms", "shell CPU ms, 10,000 rec/s run"),
+                         ("rate10000", "ctx_switches", "shell context switches, 10,000 rec/s run"),
                          ("consume", "cpu_ms", "shell CPU ms, consumer run")]:
     b, h = med("base", test, col), med("head", test, col)
     if b != b:  # NaN: test not run
