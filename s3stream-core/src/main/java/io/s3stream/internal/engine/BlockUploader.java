@@ -344,38 +344,34 @@ final class BlockUploader {
         int total = 0;
         for (LogCache.Run run : runs) {
             total += run.batches.size();
-            if (covered.isEmpty()) {
-                // The usual case: whole runs, taken as they are (a sealed block's runs no longer change).
-                if (run.streamId != currentStream) {
-                    if (currentBytes > 0) {
-                        bytesByStream.merge(currentStream, currentBytes, Long::sum);
+            List<CachedBatch> kept = run.batches; // usually whole (a sealed block's runs no longer change)
+            long keptBytes = run.bytes;
+            if (!covered.isEmpty()) {
+                kept = new ArrayList<>(run.batches.size());
+                keptBytes = 0;
+                for (CachedBatch b : run.batches) {
+                    if (!covered.contains(b)) {
+                        kept.add(b);
+                        keptBytes += b.sizeBytes();
                     }
-                    byStream.add(run.batches);
-                    currentStream = run.streamId;
-                    currentBytes = 0;
-                } else {
-                    List<CachedBatch> joined = new ArrayList<>(byStream.getLast()); // the stream's next epoch
-                    joined.addAll(run.batches);
-                    byStream.set(byStream.size() - 1, joined);
                 }
-                currentBytes += run.bytes;
-                continue;
-            }
-            for (CachedBatch b : run.batches) {
-                if (covered.contains(b)) {
+                if (kept.isEmpty()) {
                     continue;
                 }
-                if (b.streamId != currentStream) {
-                    if (currentBytes > 0) {
-                        bytesByStream.merge(currentStream, currentBytes, Long::sum);
-                    }
-                    byStream.add(new ArrayList<>(run.batches.size())); // sized: a block holds thousands
-                    currentStream = b.streamId;
-                    currentBytes = 0;
-                }
-                byStream.getLast().add(b);
-                currentBytes += b.sizeBytes(); // summed per stream change, not boxed per batch
             }
+            if (run.streamId != currentStream) {
+                if (currentBytes > 0) {
+                    bytesByStream.merge(currentStream, currentBytes, Long::sum);
+                }
+                byStream.add(kept);
+                currentStream = run.streamId;
+                currentBytes = 0;
+            } else {
+                List<CachedBatch> joined = new ArrayList<>(byStream.getLast()); // the stream's next epoch
+                joined.addAll(kept);
+                byStream.set(byStream.size() - 1, joined);
+            }
+            currentBytes += keptBytes; // summed per stream, not boxed per batch
         }
         if (currentBytes > 0) {
             bytesByStream.merge(currentStream, currentBytes, Long::sum);
