@@ -564,11 +564,14 @@ public final class KafkaShell implements AutoCloseable {
         } catch (Exception e) {
             // A store that is down, a WAL that cannot be opened: one line that says why, not a stack trace, and an
             // exit status a supervisor sees. (The stack trace is still there for those who ask for it.)
-            System.err.println("kafka-shell: cannot start: " + causes(e));
+            // Taken over while starting (the start outlasted the lease of the instance it replaces, or a newer
+            // instance opened the WAL first): the same word and status as a fenced exit while serving, whichever
+            // component noticed, since the remedy is the same, start again.
+            boolean fenced = fencedCause(e);
+            System.err.println("kafka-shell: cannot start: " + (fenced ? "fenced by a newer instance: " : "")
+                    + causes(e));
             System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.DEBUG, "start failed", e);
-            // Taken over while starting (the start outlasted the lease of the instance it replaces): the same status
-            // as a fenced exit while serving, since the remedy is the same, start again.
-            System.exit(fencedCause(e) ? 3 : 1);
+            System.exit(fenced ? 3 : 1);
             return;
         }
         ShellConfig config = shell.config;
