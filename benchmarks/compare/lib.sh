@@ -194,11 +194,11 @@ quiet() {
   LOAD="$(cut -d' ' -f1 /proc/loadavg)"
 }
 
-create_topic() { # bootstrap topic [config=value ...]
+create_topic() { # bootstrap topic [config=value ...]; PARTITIONS=N (default 1) for more partitions
   local bs="$1" topic="$2"; shift 2
   local cfg=()
   for c in "$@"; do cfg+=(--config "$c"); done
-  kt org.apache.kafka.tools.TopicCommand --bootstrap-server "$bs" --create --topic "$topic" --partitions 1 \
+  kt org.apache.kafka.tools.TopicCommand --bootstrap-server "$bs" --create --topic "$topic" --partitions "${PARTITIONS:-1}" \
     --replication-factor 1 "${cfg[@]}" >/dev/null
 }
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Produce/consume: kafka-shell vs Apache Kafka 4.3.1 on this machine, same ProducerPerformance/ConsumerPerformance
-# commands (1 KiB records, acks=all, linger.ms=5, batch.size=131072), 1 partition, client and broker on loopback.
+# commands (1 KiB records, acks=all, linger.ms=5, batch.size=131072), client and broker on loopback.
 #   benchmarks/compare/produce-consume.sh            # ROUNDS=3 RECORDS=200000 RATE_SECONDS=20
 # Systems: kafka (default flushing: page cache only), kafka-flush1 (topic flush.messages=1: fsync per batch),
 # shell (kafka-shell's embedded default: wal-blockdev on a preallocated file, O_DIRECT|O_DSYNC, file:// objects).
-# Tests: unthrottled throughput; latency at fixed 2,000 and 10,000 rec/s; ConsumerPerformance of the unthrottled topic.
+# Tests (TESTS, default all, in this order): unthrottled (throughput, 1 partition), unthrottled16 (the same into a
+# 16-partition topic), rate2000 and rate10000 (latency at a fixed rate, 1 partition), consume (ConsumerPerformance of
+# the unthrottled topic; needs unthrottled in the same run).
 # Each round runs every (test, system) once, the order of systems rotating per round (A/B/C, B/C/A, ...); the table
 # reports medians over rounds and ratios shell/kafka of those medians. Raw rows go to .work/run/produce-consume.tsv.
 # SHELL_ARGS: extra bin/kafka-shell arguments, e.g. SHELL_ARGS="--override s3stream.object.store=file:///dev/shm/o"
@@ -14,6 +16,7 @@ ROUNDS="${ROUNDS:-3}"
 RECORDS="${RECORDS:-200000}"
 RATE_SECONDS="${RATE_SECONDS:-20}"
 SETTLE="${SETTLE:-5}"
+TESTS="${TESTS:-unthrottled unthrottled16 rate2000 rate10000 consume}"
 
 setup_kafka_tools
 build_shell
@@ -29,8 +32,10 @@ start_shell "$RUN/shell" ${SHELL_ARGS:-}
 
 bootstrap() { case "$1" in shell) echo "127.0.0.1:$SHELL_PORT" ;; *) echo "127.0.0.1:$KAFKA_PORT" ;; esac; }
 topic_for() { # system test round -> a fresh topic, created with the system's settings
-  local t="pc-$2-$1-r$3" bs; bs="$(bootstrap "$1")"
-  if [ "$1" = kafka-flush1 ]; then create_topic "$bs" "$t" flush.messages=1; else create_topic "$bs" "$t"; fi
+  local t="pc-$2-$1-r$3" bs partitions=1; bs="$(bootstrap "$1")"
+  [ "$2" = unthrottled16 ] && partitions=16
+  if [ "$1" = kafka-flush1 ]; then PARTITIONS=$partitions create_topic "$bs" "$t" flush.messages=1
+  else PARTITIONS=$partitions create_topic "$bs" "$t"; fi
   echo "$t"
 }
 
@@ -39,7 +44,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
   order=()
   for ((i = 0; i < ${#SYSTEMS[@]}; i++)); do order+=("${SYSTEMS[$(((i + round - 1) % ${#SYSTEMS[@]}))]}"); done
   declare -A unthrottled_topic=()
-  for test in unthrottled rate2000 rate10000 consume; do
+  for test in $TESTS; do
     for sys in "${order[@]}"; do
       sleep "$SETTLE"
       quiet; load="$LOAD"
@@ -47,6 +52,9 @@ for ((round = 1; round <= ROUNDS; round++)); do
       case "$test" in
         unthrottled)
           t="$(topic_for "$sys" "$test" "$round")"; unthrottled_topic[$sys]="$t"
+          r="$(produce "$bs" "$t" "$RECORDS" -1 $((RECORDS / 5)))" ;;
+        unthrottled16)
+          t="$(topic_for "$sys" "$test" "$round")"
           r="$(produce "$bs" "$t" "$RECORDS" -1 $((RECORDS / 5)))" ;;
         rate2000)
           t="$(topic_for "$sys" "$test" "$round")"
