@@ -513,6 +513,15 @@ public final class KafkaShell implements AutoCloseable {
         return false;
     }
 
+    /**
+     * The one line printed when the shell cannot start. Taken over while starting (the start outlasted the lease of
+     * the instance it replaces, or a newer instance opened the WAL first) reads "fenced" whichever component noticed,
+     * like a fenced exit while serving, and exits with the same status: the remedy is the same, start again.
+     */
+    static String startFailure(Throwable e) {
+        return "kafka-shell: cannot start: " + (fencedCause(e) ? "fenced by a newer instance: " : "") + causes(e);
+    }
+
     /** The messages of {@code e} and its causes, each once, joined: one line for an operator. */
     static String causes(Throwable e) {
         StringBuilder sb = new StringBuilder();
@@ -564,14 +573,9 @@ public final class KafkaShell implements AutoCloseable {
         } catch (Exception e) {
             // A store that is down, a WAL that cannot be opened: one line that says why, not a stack trace, and an
             // exit status a supervisor sees. (The stack trace is still there for those who ask for it.)
-            // Taken over while starting (the start outlasted the lease of the instance it replaces, or a newer
-            // instance opened the WAL first): the same word and status as a fenced exit while serving, whichever
-            // component noticed, since the remedy is the same, start again.
-            boolean fenced = fencedCause(e);
-            System.err.println("kafka-shell: cannot start: " + (fenced ? "fenced by a newer instance: " : "")
-                    + causes(e));
+            System.err.println(startFailure(e));
             System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.DEBUG, "start failed", e);
-            System.exit(fenced ? 3 : 1);
+            System.exit(fencedCause(e) ? 3 : 1);
             return;
         }
         ShellConfig config = shell.config;

@@ -1,15 +1,18 @@
 package io.s3stream.kafka.shell;
 
+import io.s3stream.NodeFencedException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -101,6 +104,30 @@ class StartupFailureTest {
             assertThat(output).contains("fenced").doesNotContain("\tat ");
             assertThat(survivor.process.isAlive()).as("the newer instance serves on").isTrue();
         }
+    }
+
+    /**
+     * Which component notices a newer instance first is a race (the node registry, or the WAL's open finding an
+     * object of a newer node epoch); the line says "fenced" either way. The WAL's own message does not.
+     */
+    @Test
+    void aStartFencedByTheWalOrTheRegistryReadsFencedEitherWay() {
+        Exception byWal = new CompletionException(new UncheckedIOException(
+                "opening WAL objectwal://", new IOException(new NodeFencedException(
+                        "WAL wal/1/ is owned by node epoch 2 (object wal/1/0000000000000000 is of node epoch 2), "
+                                + "newer than 1"))));
+        assertThat(KafkaShell.startFailure(byWal)).startsWith("kafka-shell: cannot start: fenced by a newer instance: ")
+                .contains("is owned by node epoch 2");
+        assertThat(KafkaShell.fencedCause(byWal)).isTrue();
+        Exception byRegistry = new NodeFencedException(
+                "node 1 at node epoch 1 is fenced: a newer instance registered with node epoch 2");
+        assertThat(KafkaShell.startFailure(byRegistry))
+                .isEqualTo("kafka-shell: cannot start: fenced by a newer instance: node 1 at node epoch 1 is fenced: "
+                        + "a newer instance registered with node epoch 2");
+        Exception down = new IOException("connection refused: 127.0.0.1:9");
+        assertThat(KafkaShell.startFailure(down))
+                .isEqualTo("kafka-shell: cannot start: connection refused: 127.0.0.1:9");
+        assertThat(KafkaShell.fencedCause(down)).isFalse();
     }
 
     /** A shell process started in the background, destroyed on close. */
