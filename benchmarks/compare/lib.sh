@@ -198,8 +198,8 @@ create_topic() { # bootstrap topic [config=value ...]; PARTITIONS=N (default 1) 
   local bs="$1" topic="$2"; shift 2
   local cfg=()
   for c in "$@"; do cfg+=(--config "$c"); done
-  kt org.apache.kafka.tools.TopicCommand --bootstrap-server "$bs" --create --topic "$topic" --partitions "${PARTITIONS:-1}" \
-    --replication-factor 1 "${cfg[@]}" >/dev/null
+  kt org.apache.kafka.tools.TopicCommand --bootstrap-server "$bs" --create --topic "$topic" \
+    --partitions "${PARTITIONS:-1}" --replication-factor 1 "${cfg[@]}" >/dev/null
 }
 
 # produce bootstrap topic records throughput warmup: ProducerPerformance, 1 KiB, acks=all linger.ms=5 batch.size=131072.

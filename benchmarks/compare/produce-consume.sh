@@ -32,10 +32,10 @@ start_shell "$RUN/shell" ${SHELL_ARGS:-}
 
 bootstrap() { case "$1" in shell) echo "127.0.0.1:$SHELL_PORT" ;; *) echo "127.0.0.1:$KAFKA_PORT" ;; esac; }
 topic_for() { # system test round -> a fresh topic, created with the system's settings
-  local t="pc-$2-$1-r$3" bs partitions=1; bs="$(bootstrap "$1")"
+  local t="pc-$2-$1-r$3" bs partitions=1 cfg=(); bs="$(bootstrap "$1")"
   [ "$2" = unthrottled16 ] && partitions=16
-  if [ "$1" = kafka-flush1 ]; then PARTITIONS=$partitions create_topic "$bs" "$t" flush.messages=1
-  else PARTITIONS=$partitions create_topic "$bs" "$t"; fi
+  [ "$1" = kafka-flush1 ] && cfg=(flush.messages=1)
+  PARTITIONS=$partitions create_topic "$bs" "$t" "${cfg[@]}"
   echo "$t"
 }
 
@@ -50,11 +50,9 @@ for ((round = 1; round <= ROUNDS; round++)); do
       quiet; load="$LOAD"
       bs="$(bootstrap "$sys")"
       case "$test" in
-        unthrottled)
-          t="$(topic_for "$sys" "$test" "$round")"; unthrottled_topic[$sys]="$t"
-          r="$(produce "$bs" "$t" "$RECORDS" -1 $((RECORDS / 5)))" ;;
-        unthrottled16)
+        unthrottled | unthrottled16)
           t="$(topic_for "$sys" "$test" "$round")"
+          [ "$test" = unthrottled ] && unthrottled_topic[$sys]="$t"
           r="$(produce "$bs" "$t" "$RECORDS" -1 $((RECORDS / 5)))" ;;
         rate2000)
           t="$(topic_for "$sys" "$test" "$round")"
