@@ -132,6 +132,37 @@ class CompactedTopicTest {
         }
     }
 
+    /**
+     * Every record deleted: the partition holds only empty batch headers, and a reader from the start still reaches the
+     * end offset (with nothing left to carry its position there, it used to stop short and wait for good).
+     */
+    @Test
+    void aTopicWhoseRecordsAreAllDeletedStillReadsToItsEndAndTakesNewRecords() throws Exception {
+        try (ShellFixture fx = new ShellFixture(FAST); Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1).configs(Map.of("cleanup.policy", "compact",
+                    "min.cleanable.dirty.ratio", "0.01", "delete.retention.ms", "500")))).all().get();
+            try (KafkaProducer<String, String> p = fx.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 5))) {
+                for (int k = 0; k < 100; k++) {
+                    p.send(new ProducerRecord<>(TOPIC, 0, "key-" + k, "value-" + k));
+                }
+                p.flush();
+                for (int k = 0; k < 100; k++) {
+                    p.send(new ProducerRecord<>(TOPIC, 0, "key-" + k, null));
+                }
+                p.flush();
+            }
+            assertThat(awaitCompacted(fx, 0)).isEmpty();
+            try (KafkaProducer<String, String> p = fx.producer(Map.of())) {
+                assertThat(p.send(new ProducerRecord<>(TOPIC, 0, "key-0", "again")).get().offset()).isEqualTo(200);
+            }
+            assertThat(readAll(fx)).singleElement().satisfies(r -> {
+                assertThat(r.offset()).isEqualTo(200);
+                assertThat(r.value()).isEqualTo("again");
+            });
+            assertThat(fx.shell.metrics().compaction().failedRuns()).isZero();
+        }
+    }
+
     @Test
     void recordsWithoutAKeyAreRefusedAndThePolicyIsValidated() throws Exception {
         try (ShellFixture fx = new ShellFixture(FAST); Admin admin = fx.admin()) {

@@ -1,6 +1,8 @@
 package io.s3stream.kafka.shell.log;
 
 import io.s3stream.KeyCompaction;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.record.internal.DefaultRecordBatch;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords.RecordFilter.BatchRetention;
 import org.apache.kafka.common.record.internal.MemoryRecords.RecordFilter.BatchRetentionResult;
@@ -34,8 +36,14 @@ import java.util.function.Supplier;
  *   <li>A tombstone (a record without a value) is kept while it is the latest of its key; the first rewrite that keeps
  *       it stamps its batch with a delete horizon ({@code now + delete.retention.ms}, KIP-534), and a rewrite after the
  *       horizon removes it, so consumers that read the topic within {@code delete.retention.ms} see the delete.</li>
- *   <li>Batches left without records are dropped (offsets keep their gaps, as in Kafka); records without a key are kept
- *       (producers cannot write them to a compacted topic).</li>
+ *   <li>Batches left without records are dropped (offsets keep their gaps, as in Kafka), except the last Kafka batch of
+ *       each stored batch, which stays as an empty batch header with its offsets and producer fields (Kafka keeps a
+ *       producer's last batch the same way). A stored batch's Kafka batches therefore always end at its last offset:
+ *       a consumer can read past a stretch whose records are all gone (a tail of expired tombstones would otherwise
+ *       leave it short of the end offset for good), and the producer state rebuilt from the tail after a restart still
+ *       knows the producer's last sequence. A stored batch that ends short anyway (written before this rule) gets an
+ *       empty header without a producer over the missing offsets.</li>
+ *   <li>Records without a key are kept (producers cannot write them to a compacted topic).</li>
  * </ul>
  * {@code min.compaction.lag.ms} is applied by object age (an object written at least that long ago holds only older
  * data), {@code max.compaction.lag.ms} forces a run when the oldest dirty object waited that long, and
@@ -168,16 +176,26 @@ public final class KafkaKeyCompaction implements KeyCompaction {
     public ByteBuffer rewrite(long baseOffset, int count, ByteBuffer payload, LatestFilter latest) {
         long now = clock.getAsLong();
         long deleteRetentionMs = this.deleteRetentionMs;
+        boolean[] last = {false};
         MemoryRecords.RecordFilter filter = new MemoryRecords.RecordFilter(now, deleteRetentionMs) {
             @Override
             protected BatchRetentionResult checkBatchRetention(RecordBatch batch) {
+                if (last[0]) {
+                    return new BatchRetentionResult(BatchRetention.RETAIN_EMPTY, false); // see the class comment
+                }
                 return new BatchRetentionResult(isAborted(batch) ? BatchRetention.DELETE : BatchRetention.DELETE_EMPTY,
                         false);
             }
 
             @Override
             protected boolean shouldRetainRecord(RecordBatch batch, Record record) {
-                if (batch.isControlBatch() || !record.hasKey()) {
+                if (batch.isControlBatch()) {
+                    return true;
+                }
+                if (isAborted(batch)) {
+                    return false; // the last batch is retained, not its records
+                }
+                if (!record.hasKey()) {
                     return true;
                 }
                 if (!latest.isLatest(record.offset(), record.key())) {
@@ -196,24 +214,41 @@ public final class KafkaKeyCompaction implements KeyCompaction {
                 return true;
             }
         };
-        ByteBuffer out = ByteBuffer.allocate(payload.remaining());
+        ByteBuffer out = ByteBuffer.allocate(payload.remaining() + DefaultRecordBatch.RECORD_BATCH_OVERHEAD);
         int at = payload.position();
+        long nextOffset = baseOffset;
         for (MutableRecordBatch batch : MemoryRecords.readableRecords(payload.duplicate()).batches()) {
             // One batch at a time: filterTo stops after a batch that outgrew its buffer (a delete horizon can make
             // timestamp deltas longer), so it is handed exactly one, with room to grow.
             int size = batch.sizeInBytes();
             ByteBuffer one = payload.slice(at, size);
             at += size;
+            last[0] = at == payload.limit();
             MemoryRecords.FilterResult result = MemoryRecords.readableRecords(one).filterTo(filter,
                     ByteBuffer.allocate(size + 64), decompression);
             ByteBuffer written = result.outputBuffer().flip();
-            if (out.remaining() < written.remaining()) {
-                ByteBuffer bigger = ByteBuffer.allocate(out.position() + written.remaining() + payload.remaining());
-                bigger.put(out.flip());
-                out = bigger;
+            if (written.hasRemaining()) {
+                nextOffset = batch.nextOffset();
             }
+            out = ensureRoom(out, written.remaining() + DefaultRecordBatch.RECORD_BATCH_OVERHEAD);
             out.put(written);
         }
+        long lastOffset = baseOffset + count - 1;
+        if (nextOffset <= lastOffset) {
+            out = ensureRoom(out, DefaultRecordBatch.RECORD_BATCH_OVERHEAD);
+            DefaultRecordBatch.writeEmptyHeader(out, RecordBatch.CURRENT_MAGIC_VALUE, RecordBatch.NO_PRODUCER_ID,
+                    RecordBatch.NO_PRODUCER_EPOCH, RecordBatch.NO_SEQUENCE, nextOffset, lastOffset,
+                    RecordBatch.NO_PARTITION_LEADER_EPOCH, TimestampType.CREATE_TIME, RecordBatch.NO_TIMESTAMP,
+                    false, false);
+        }
         return out.flip();
+    }
+
+    private static ByteBuffer ensureRoom(ByteBuffer out, int bytes) {
+        if (out.remaining() >= bytes) {
+            return out;
+        }
+        ByteBuffer bigger = ByteBuffer.allocate(Math.max(out.capacity() * 2, out.position() + bytes));
+        return bigger.put(out.flip());
     }
 }

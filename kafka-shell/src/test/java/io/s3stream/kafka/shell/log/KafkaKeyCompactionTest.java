@@ -1,0 +1,176 @@
+package io.s3stream.kafka.shell.log;
+
+import io.s3stream.KeyCompaction;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * One stored batch through {@link KafkaKeyCompaction#rewrite}: what goes, and that the Kafka batches of the result
+ * always end at the stored batch's last offset (a consumer reading a compacted stretch can always reach the end).
+ */
+class KafkaKeyCompactionTest {
+    private final AtomicLong now = new AtomicLong(1_000_000);
+    private List<PartitionTxns.Aborted> aborted = List.of();
+    private final KafkaKeyCompaction compaction = new KafkaKeyCompaction(
+            () -> new KafkaKeyCompaction.Transactions(Long.MAX_VALUE, aborted),
+            () -> Map.of("cleanup.policy", "compact", "delete.retention.ms", "100"), now::get);
+
+    private static SimpleRecord record(String key, String value) {
+        return new SimpleRecord(0, key.getBytes(StandardCharsets.UTF_8),
+                value == null ? null : value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static ByteBuffer concat(MemoryRecords... batches) {
+        int size = 0;
+        for (MemoryRecords b : batches) {
+            size += b.sizeInBytes();
+        }
+        ByteBuffer out = ByteBuffer.allocate(size);
+        for (MemoryRecords b : batches) {
+            out.put(b.buffer().duplicate());
+        }
+        return out.flip();
+    }
+
+    /** The latest offset of each key, as the library's key map would hold it after indexing {@code payloads}. */
+    private KeyCompaction.LatestFilter latestOf(ByteBuffer... payloads) {
+        compaction.cleanableEndOffset();
+        Map<ByteBuffer, Long> latest = new HashMap<>();
+        for (ByteBuffer p : payloads) {
+            compaction.keys(0, 0, p, (offset, key) -> latest.put(copy(key), offset));
+        }
+        return (offset, key) -> latest.getOrDefault(key, -1L) <= offset;
+    }
+
+    private static ByteBuffer copy(ByteBuffer b) {
+        ByteBuffer c = ByteBuffer.allocate(b.remaining());
+        return c.put(b.duplicate()).flip();
+    }
+
+    private static List<MutableRecordBatch> batches(ByteBuffer payload) {
+        List<MutableRecordBatch> out = new ArrayList<>();
+        for (MutableRecordBatch b : MemoryRecords.readableRecords(payload.duplicate()).batches()) {
+            b.ensureValid();
+            out.add(b);
+        }
+        return out;
+    }
+
+    private static List<Long> offsets(ByteBuffer payload) {
+        List<Long> out = new ArrayList<>();
+        for (MutableRecordBatch b : batches(payload)) {
+            for (Record r : b) {
+                out.add(r.offset());
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void aLastKafkaBatchWhoseRecordsAreAllSupersededStaysAsAnEmptyHeaderWithItsProducer() {
+        ByteBuffer stored = concat(
+                MemoryRecords.withIdempotentRecords(10, Compression.NONE, 7, (short) 1, 0, 0,
+                        record("a", "1"), record("b", "1")),
+                MemoryRecords.withIdempotentRecords(12, Compression.NONE, 7, (short) 1, 2, 0,
+                        record("a", "2"), record("b", "2")));
+        ByteBuffer later = MemoryRecords.withRecords(20, Compression.NONE, record("a", "3"), record("b", "3")).buffer();
+
+        ByteBuffer out = compaction.rewrite(10, 4, stored, latestOf(stored, later));
+
+        List<MutableRecordBatch> kept = batches(out);
+        assertThat(kept).hasSize(1);
+        MutableRecordBatch tail = kept.getFirst();
+        assertThat(tail.baseOffset()).isEqualTo(12);
+        assertThat(tail.lastOffset()).isEqualTo(13);
+        assertThat(tail.producerId()).isEqualTo(7);
+        assertThat(tail.producerEpoch()).isEqualTo((short) 1);
+        assertThat(tail.baseSequence()).isEqualTo(2);
+        assertThat(tail.lastSequence()).isEqualTo(3);
+        assertThat(tail.countOrNull()).isZero();
+    }
+
+    @Test
+    void keptRecordsKeepTheirOffsetsAndTheLastBatchItsEnd() {
+        ByteBuffer stored = concat(
+                MemoryRecords.withRecords(0, Compression.NONE, record("a", "1"), record("b", "1")),
+                MemoryRecords.withRecords(2, Compression.NONE, record("a", "2"), record("c", "1"), record("a", "3")));
+
+        ByteBuffer out = compaction.rewrite(0, 5, stored, latestOf(stored));
+
+        assertThat(offsets(out)).containsExactly(1L, 3L, 4L);
+        assertThat(batches(out).getLast().lastOffset()).isEqualTo(4);
+    }
+
+    @Test
+    void tombstonesGoAfterTheirHorizonButTheStoredBatchStillEndsWhereItDid() {
+        ByteBuffer stored = concat(
+                MemoryRecords.withRecords(0, Compression.NONE, record("a", "1")),
+                MemoryRecords.withIdempotentRecords(1, Compression.NONE, 3, (short) 0, 5, 0,
+                        record("a", null), record("b", null)));
+
+        ByteBuffer first = compaction.rewrite(0, 3, stored, latestOf(stored));
+        assertThat(offsets(first)).as("tombstones are kept until their horizon").containsExactly(1L, 2L);
+        assertThat(compaction.rewriteAgainAtMs()).isEqualTo(now.get() + 100);
+
+        now.addAndGet(100);
+        ByteBuffer second = compaction.rewrite(0, 3, first, latestOf(first));
+        assertThat(offsets(second)).isEmpty();
+        List<MutableRecordBatch> kept = batches(second);
+        assertThat(kept).hasSize(1);
+        assertThat(kept.getFirst().baseOffset()).isEqualTo(1);
+        assertThat(kept.getFirst().lastOffset()).isEqualTo(2);
+        assertThat(kept.getFirst().producerId()).isEqualTo(3);
+    }
+
+    @Test
+    void aStoredBatchWhoseKafkaBatchesEndShortGetsAnEmptyHeaderOverTheRest() {
+        // As an older compaction left them: the Kafka batches stop before the stored batch's last offset.
+        ByteBuffer stored = MemoryRecords.withRecords(10, Compression.NONE, record("a", "1"), record("b", "1")).buffer();
+
+        ByteBuffer out = compaction.rewrite(10, 5, stored, latestOf(stored));
+
+        List<MutableRecordBatch> kept = batches(out);
+        assertThat(offsets(out)).containsExactly(10L, 11L);
+        assertThat(kept).hasSize(2);
+        assertThat(kept.getLast().baseOffset()).isEqualTo(12);
+        assertThat(kept.getLast().lastOffset()).isEqualTo(14);
+        assertThat(kept.getLast().producerId()).isEqualTo(RecordBatch.NO_PRODUCER_ID);
+
+        ByteBuffer none = compaction.rewrite(20, 3, ByteBuffer.allocate(0), latestOf());
+        assertThat(batches(none)).singleElement().satisfies(b -> {
+            assertThat(b.baseOffset()).isEqualTo(20);
+            assertThat(b.lastOffset()).isEqualTo(22);
+        });
+    }
+
+    @Test
+    void anAbortedLastBatchLosesItsRecordsButKeepsItsTransactionalHeader() {
+        aborted = List.of(new PartitionTxns.Aborted(9, 0, 2));
+        ByteBuffer stored = MemoryRecords.withTransactionalRecords(0, Compression.NONE, 9, (short) 0, 0, 0,
+                record("a", "x"), record("b", "y")).buffer();
+
+        ByteBuffer out = compaction.rewrite(0, 2, stored, latestOf(stored));
+
+        assertThat(offsets(out)).isEmpty();
+        assertThat(batches(out)).singleElement().satisfies(b -> {
+            assertThat(b.isTransactional()).isTrue();
+            assertThat(b.producerId()).isEqualTo(9);
+            assertThat(b.lastOffset()).isEqualTo(1);
+        });
+    }
+}
