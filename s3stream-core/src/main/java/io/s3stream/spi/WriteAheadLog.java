@@ -61,7 +61,7 @@ public interface WriteAheadLog extends AutoCloseable {
     CompletableFuture<WalAppendResult> append(ByteBuf record);
 
     /**
-     * {@link #append(ByteBuf)} reporting to a callback instead of a future: the engine's path, which allocates nothing
+     * {@link #append(ByteBuf)} reporting to a callback instead of a future, which allocates nothing
      * per append for it. The callback is called exactly once, in position order like the futures; usually on the WAL's
      * own thread, but on the calling thread, before this method returns, when the record is refused at once. This
      * default adapts the future; backends override it (and implement {@link #append(ByteBuf)} with
@@ -76,6 +76,16 @@ public interface WriteAheadLog extends AutoCloseable {
                         ? error.getCause() : error);
             }
         });
+    }
+
+    /**
+     * {@link #append(ByteBuf, AppendCallback)} of the {@code length} bytes of {@code buffer} from {@code index}; the
+     * buffer's indexes are not used. The engine's path: its records are carved from shared chunks, so a backend that
+     * reads the record by index saves the slice this default makes on every append. Like the other forms it does not
+     * take ownership: a backend that keeps the bytes past the callback retains {@code buffer}.
+     */
+    default void append(ByteBuf buffer, int index, int length, AppendCallback callback) {
+        append(buffer.slice(index, length), callback);
     }
 
     /** Lets the space of every record with a position below {@code walPosition} be reused. */

@@ -301,6 +301,64 @@ public abstract class WriteAheadLogContractTest {
         }
     }
 
+    /**
+     * The engine's form: records are regions of one shared buffer, given by index and length; the buffer's own indexes
+     * mean nothing to the WAL and stay where they were.
+     */
+    @Test
+    void indexedAppendsWriteExactlyTheirRegionOfASharedBuffer() throws Exception {
+        WriteAheadLog wal = open(1, 1);
+        recover(wal);
+        // Records as this WAL expects them, laid one after another into one buffer with junk between them.
+        List<byte[]> written = new ArrayList<>();
+        List<Integer> starts = new ArrayList<>();
+        byte[] chunk = new byte[128 * 1024];
+        random.nextBytes(chunk);
+        int at = random.nextInt(64);
+        while (true) {
+            byte[] record = randomRecord(1 + random.nextInt(6000));
+            if (at + record.length > chunk.length) {
+                break;
+            }
+            System.arraycopy(record, 0, chunk, at, record.length);
+            written.add(record);
+            starts.add(at);
+            at += record.length + random.nextInt(64);
+        }
+        ByteBuf shared = buffer(chunk);
+        shared.readerIndex(13).writerIndex(17); // unrelated to every record's region
+        List<CompletableFuture<Long>> durable = new ArrayList<>();
+        for (int i = 0; i < written.size(); i++) {
+            CompletableFuture<Long> outcome = new CompletableFuture<>();
+            durable.add(outcome);
+            wal.append(shared, starts.get(i), written.get(i).length, new WriteAheadLog.AppendCallback() {
+                @Override
+                public void onDurable(long walPosition, long nextPosition) {
+                    outcome.complete(walPosition);
+                }
+
+                @Override
+                public void onFailure(Throwable error) {
+                    outcome.completeExceptionally(error);
+                }
+            });
+        }
+        try {
+            CompletableFuture.allOf(durable.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+            assertThat(shared.readerIndex()).isEqualTo(13);
+            assertThat(shared.writerIndex()).isEqualTo(17);
+        } finally {
+            wal.close();
+            shared.release();
+        }
+        List<Recovered> recovered = recover(open(1, 2));
+        assertThat(recovered).hasSize(written.size());
+        for (int i = 0; i < written.size(); i++) {
+            assertThat(recovered.get(i).data()).as("record " + i + seedInfo()).isEqualTo(written.get(i));
+            assertThat(recovered.get(i).position()).isEqualTo(durable.get(i).join());
+        }
+    }
+
     /** A callback that expects a failure and hands it to {@code into}. */
     private static WriteAheadLog.AppendCallback failureInto(CompletableFuture<Throwable> into) {
         return new WriteAheadLog.AppendCallback() {

@@ -102,14 +102,15 @@ final class AppendSequencer {
                 return CompletableFuture.failedFuture(refused);
             }
             long baseOffset = handle.nextOffset;
-            ByteBuf record = arena.encode(handle.streamId(), handle.epoch(), baseOffset, batch.count(),
+            ByteBuf buffer = arena.encode(handle.streamId(), handle.epoch(), baseOffset, batch.count(),
                     batch.payload());
-            pending = new CachedBatch(handle.streamId(), handle, handle.epoch(), baseOffset, batch.count(), record,
-                    arena.view(), arena.index());
+            pending = new CachedBatch(handle.streamId(), handle, handle.epoch(), baseOffset, batch.count(), buffer,
+                    arena.index(), arena.view());
             handle.nextOffset = baseOffset + batch.count();
             enqueue(pending);
             try {
-                wal.append(record, pending); // its callback drains (not while this thread holds the lock: below)
+                // Its callback drains (not while this thread holds the lock: below).
+                wal.append(buffer, pending.index, recordBytes, pending);
             } catch (RuntimeException e) {
                 pending.onFailure(e);
             }
@@ -244,7 +245,7 @@ final class AppendSequencer {
         }
         if (error != null) {
             logCache.unreserve(batch.sizeBytes());
-            batch.record.release();
+            batch.releaseRecord();
             if (handle.holeCause == null) {
                 handle.holeCause = error;
                 refuse(handle, StreamHandle.fenced(handle.streamId(), handle.epoch(), "append at offset "
@@ -261,6 +262,9 @@ final class AppendSequencer {
             batch.completeExceptionally(error);
             return;
         }
+        // Counted before the log cache has it: from there on an upload may release the record's buffer.
+        appendedBatches.increment();
+        appendedBytes.add(batch.payloadBytes());
         long activeBytes = logCache.insert(batch, wal.isSegmentBoundary(batch.walNextPosition));
         if (activeBytes == LogCache.SEALED) {
             uploader.trigger();
@@ -268,8 +272,6 @@ final class AppendSequencer {
             uploader.onActiveSize(activeBytes);
         }
         handle.confirm(batch.endOffset());
-        appendedBatches.increment();
-        appendedBytes.add(batch.payloadBytes());
         batch.complete(new AppendResult(batch.baseOffset));
     }
 }

@@ -431,12 +431,12 @@ final class BlockUploader {
             CachedBatch last = null;
             for (CachedBatch b : batches) {
                 if (b.view != null) {
-                    builder.add(b.streamId, b.baseOffset, b.count, b.view, b.viewIndex + WalRecordFormat.HEADER_SIZE,
+                    builder.add(b.streamId, b.baseOffset, b.count, b.view, b.index + WalRecordFormat.HEADER_SIZE,
                             b.payloadBytes());
                 } else {
                     // A recovered record: the uploading thread is the only user of its internal NIO view.
-                    builder.add(b.streamId, b.baseOffset, b.count, b.record,
-                            b.record.readerIndex() + WalRecordFormat.HEADER_SIZE, b.payloadBytes(), true);
+                    builder.add(b.streamId, b.baseOffset, b.count, b.buffer, b.index + WalRecordFormat.HEADER_SIZE,
+                            b.payloadBytes(), true);
                 }
                 if (last != null && (last.streamId != b.streamId || last.endOffset() != b.baseOffset
                         || last.epoch != b.epoch)) {

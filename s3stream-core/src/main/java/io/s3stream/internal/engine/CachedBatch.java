@@ -11,11 +11,11 @@ import java.util.concurrent.CompletableFuture;
 /**
  * One appended batch, from the moment its offsets are assigned until the log cache lets go of it. The same object is
  * the future the appender gets back, the WAL's callback for the record, the in-flight append (waiting for the WAL) and
- * then the log-cache entry, so the steady append path allocates it once (with the record's slice and the
- * {@link AppendResult}).
+ * then the log-cache entry, so the steady append path allocates it once (with the {@link AppendResult}).
  *
- * <p>{@code record} is the encoded WAL record ({@link WalRecordFormat}); the payload starts at
- * {@link WalRecordFormat#HEADER_SIZE}. The log cache owns one reference to it.
+ * <p>The encoded WAL record ({@link WalRecordFormat}) is at {@link #index} of {@link #buffer}, the arena's chunk it was
+ * carved from (or a buffer of its own): no slice object per record. Its size is read from its header, so an entry
+ * needs no field for it. The log cache owns one reference to {@code buffer} per entry.
  */
 final class CachedBatch extends CompletableFuture<AppendResult> implements WriteAheadLog.AppendCallback {
     private static final Object DURABLE = new Object();
@@ -26,13 +26,15 @@ final class CachedBatch extends CompletableFuture<AppendResult> implements Write
     final long epoch;
     final long baseOffset;
     final int count;
-    final ByteBuf record;
+    /** The buffer holding the record (one reference is this entry's); null for markers. */
+    final ByteBuf buffer;
+    /** Where the record starts, in {@link #buffer} and in {@link #view}. */
+    final int index;
     /**
-     * The record's memory for absolute reads by any thread ({@link RecordArena#view()}), from {@link #viewIndex}; null
-     * for recovered batches and markers.
+     * {@code buffer}'s memory from its index 0, for absolute reads by any thread ({@link RecordArena#view()}); null for
+     * recovered batches and markers.
      */
     final ByteBuffer view;
-    final int viewIndex;
     /**
      * The WAL's outcome: null while it is pending, {@link #DURABLE}, or why the append failed. Written once by the WAL
      * ({@link #onDurable}, {@link #onFailure}), read by the drainer.
@@ -42,16 +44,16 @@ final class CachedBatch extends CompletableFuture<AppendResult> implements Write
     long walNextPosition;
     /** The next in-flight append (engine's intrusive queue); written under the sequencer, read by the drainer. */
     volatile CachedBatch next;
-    CachedBatch(long streamId, StreamHandle stream, long epoch, long baseOffset, int count, ByteBuf record,
-                ByteBuffer view, int viewIndex) {
+    CachedBatch(long streamId, StreamHandle stream, long epoch, long baseOffset, int count, ByteBuf buffer, int index,
+                ByteBuffer view) {
         this.streamId = streamId;
         this.stream = stream;
         this.epoch = epoch;
         this.baseOffset = baseOffset;
         this.count = count;
-        this.record = record;
+        this.buffer = buffer;
+        this.index = index;
         this.view = view;
-        this.viewIndex = viewIndex;
         this.walOutcome = stream == null ? DURABLE : null; // recovered: durable already
     }
 
@@ -60,11 +62,11 @@ final class CachedBatch extends CompletableFuture<AppendResult> implements Write
      * append linked before it was processed.
      */
     static CachedBatch marker() {
-        return new CachedBatch(-1, null, 0, 0, 0, null, null, 0);
+        return new CachedBatch(-1, null, 0, 0, 0, null, 0, null);
     }
 
     boolean isMarker() {
-        return record == null;
+        return buffer == null;
     }
 
     @Override
@@ -95,15 +97,20 @@ final class CachedBatch extends CompletableFuture<AppendResult> implements Write
     }
 
     int payloadBytes() {
-        return record.readableBytes() - WalRecordFormat.HEADER_SIZE;
+        return buffer.getInt(index + WalRecordFormat.PAYLOAD_LENGTH_OFFSET);
     }
 
     int sizeBytes() {
-        return record.readableBytes();
+        return WalRecordFormat.HEADER_SIZE + payloadBytes();
     }
 
     /** A retained slice of the payload, for a reader. */
     ByteBuf retainedPayload() {
-        return record.retainedSlice(record.readerIndex() + WalRecordFormat.HEADER_SIZE, payloadBytes());
+        return buffer.retainedSlice(index + WalRecordFormat.HEADER_SIZE, payloadBytes());
+    }
+
+    /** Lets go of this entry's reference to its record's buffer. */
+    void releaseRecord() {
+        buffer.release();
     }
 }

@@ -441,7 +441,7 @@ final class LogCache {
     private void release(Run run) {
         for (CachedBatch b : run.batches) {
             usedBytes -= b.sizeBytes();
-            b.record.release();
+            b.releaseRecord();
         }
         run.batches.clear();
     }

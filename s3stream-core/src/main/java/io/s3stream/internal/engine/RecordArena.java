@@ -7,20 +7,23 @@ import io.s3stream.spi.WalRecordFormat;
 import java.nio.ByteBuffer;
 
 /**
- * Where the sequencer encodes WAL records: one after another into large pooled chunks, each record a slice of its
- * chunk.
+ * Where the sequencer encodes WAL records: one after another into large pooled chunks, each record a region of its
+ * chunk, known by the chunk and an index (no object of its own).
  *
  * <p>Why: a record used to be a pooled buffer of its own. Netty reuses the wrapper object of a pooled buffer only when
  * the thread that allocated it frees it while its small per-thread cache has room; a record lives from its append
  * until its block is uploaded (hundreds of thousands of them at a time) and is freed on the uploader's thread, so each
  * cost a new wrapper, its reference count and an NIO view: about 150 of the ~490 bytes the engine allocated per append
- * ({@code AppendPipelineBenchmark}, JFR allocation samples). A carved record costs one slice object.
+ * ({@code AppendPipelineBenchmark}, JFR allocation samples). A carved record then cost one slice object (40 B); now
+ * the engine's entry keeps the chunk and the index, the WAL is handed the same
+ * ({@link io.s3stream.spi.WriteAheadLog#append(ByteBuf, int, int, io.s3stream.spi.WriteAheadLog.AppendCallback)}), and
+ * only a reader's slice of a payload is an object.
  *
- * <p>Lifetime: a record's slice shares its chunk's reference count, and each record holds one reference; the arena
- * holds one on the chunk it carves from until the chunk is full or the arena closes. A chunk returns to the pool with
- * its last record. Records are freed in about the order they were carved (the log cache evicts blocks in WAL order),
- * so a chunk outlives its records by little; a reader holding a slice of one record keeps the whole chunk. Records
- * larger than {@link #MAX_CARVED_BYTES} get a buffer of their own.
+ * <p>Lifetime: each record holds one reference to its chunk; the arena holds one on the chunk it carves from until the
+ * chunk is full or the arena closes. A chunk returns to the pool with its last record. Records are freed in about the
+ * order they were carved (the log cache evicts blocks in WAL order), so a chunk outlives its records by little; a
+ * reader holding a slice of one record keeps the whole chunk. Records larger than {@link #MAX_CARVED_BYTES} get a
+ * buffer of their own.
  *
  * <p>Each record also comes with a view of its chunk's memory ({@link #view()}, {@link #index()}) that the uploader
  * copies from with absolute bulk reads: no thread moves its position or limit, so one view serves every thread, and
@@ -48,8 +51,9 @@ final class RecordArena implements AutoCloseable {
     }
 
     /**
-     * Encodes a record ({@link WalRecordFormat#encodeInto}) and returns it as a buffer holding one reference;
-     * {@link #view()} and {@link #index()} then tell where it is.
+     * Encodes a record ({@link WalRecordFormat#encodeInto}) and returns the buffer holding it, with one more reference
+     * for the record (the chunk it was carved from, or a buffer of its own); {@link #index()} then tells where in it
+     * the record starts, and {@link #view()} is the buffer's memory from its index 0.
      */
     ByteBuf encode(long streamId, long epoch, long baseOffset, int count, ByteBuffer payload) {
         int size = WalRecordFormat.HEADER_SIZE + payload.remaining();
@@ -70,9 +74,7 @@ final class RecordArena implements AutoCloseable {
         used += size;
         lastView = shared;
         lastIndex = at;
-        ByteBuf record = chunk.slice(at, size);
-        chunk.retain();
-        return record;
+        return chunk.retain();
     }
 
     /** The memory of the record {@link #encode} returned last, shared and read with absolute indexes only. */
@@ -80,7 +82,7 @@ final class RecordArena implements AutoCloseable {
         return lastView;
     }
 
-    /** Where in {@link #view()} that record starts. */
+    /** Where in the buffer {@link #encode} returned, and in {@link #view()}, that record starts. */
     int index() {
         return lastIndex;
     }

@@ -124,7 +124,8 @@ final class WalReplay {
             record.release();
             throw e;
         }
-        CachedBatch batch = new CachedBatch(d.streamId(), null, d.epoch(), d.baseOffset(), d.count(), record, null, 0);
+        CachedBatch batch = new CachedBatch(d.streamId(), null, d.epoch(), d.baseOffset(), d.count(), record,
+                record.readerIndex(), null);
         batch.walNextPosition = next;
         if (logCache.insert(batch, wal.isSegmentBoundary(next)) == LogCache.SEALED) {
             upload(logCache.pollSealed());

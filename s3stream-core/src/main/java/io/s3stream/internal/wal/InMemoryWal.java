@@ -148,7 +148,7 @@ public final class InMemoryWal implements WriteAheadLog {
                     copy.release();
                     continue; // trimmed meanwhile
                 }
-                copy.writeBytes(r.data, r.data.readerIndex(), r.length);
+                copy.writeBytes(r.data, r.index, r.length);
             } finally {
                 log.lock.unlock();
             }
@@ -167,15 +167,19 @@ public final class InMemoryWal implements WriteAheadLog {
 
     @Override
     public void append(ByteBuf record, AppendCallback callback) {
-        RuntimeException refused = admit(record, callback);
+        append(record, record.readerIndex(), record.readableBytes(), callback);
+    }
+
+    @Override
+    public void append(ByteBuf buffer, int index, int length, AppendCallback callback) {
+        RuntimeException refused = admit(buffer, index, length, callback);
         if (refused != null) {
             callback.onFailure(refused); // outside the log's lock
         }
     }
 
-    /** Queues the record for the committer, or says why not. */
-    private RuntimeException admit(ByteBuf record, AppendCallback callback) {
-        int size = record.readableBytes();
+    /** Queues the record ({@code size} bytes of {@code buffer} from {@code index}) for the committer, or says why not. */
+    private RuntimeException admit(ByteBuf buffer, int index, int size, AppendCallback callback) {
         if (size > maxRecordBytes()) {
             return new IllegalArgumentException("record of " + size + " bytes exceeds the largest record "
                     + maxRecordBytes() + " of " + description());
@@ -210,7 +214,7 @@ public final class InMemoryWal implements WriteAheadLog {
             }
             // The engine never modifies a record after appending it, so the log shares the caller's bytes (one more
             // reference, released on trim) instead of copying them.
-            Record r = new Record(log.writePosition, record.retain(), size, callback);
+            Record r = new Record(log.writePosition, buffer.retain(), index, size, callback);
             log.records.add(r);
             log.writePosition += need;
             synchronized (pending) {
@@ -343,14 +347,17 @@ public final class InMemoryWal implements WriteAheadLog {
      */
     private static final class Record {
         final long position;
+        /** The record is {@code length} bytes of {@link #data} from {@code index}. */
+        final int index;
         final int length;
         final AppendCallback callback;
         /** The appender's buffer; null once trimmed (under the log's lock). */
         ByteBuf data;
 
-        Record(long position, ByteBuf data, int length, AppendCallback callback) {
+        Record(long position, ByteBuf data, int index, int length, AppendCallback callback) {
             this.position = position;
             this.data = data;
+            this.index = index;
             this.length = length;
             this.callback = callback;
         }

@@ -14,6 +14,7 @@ import java.util.Random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 
 class RecordArenaTest {
     private final PooledByteBufAllocator alloc = new PooledByteBufAllocator(true);
@@ -33,17 +34,24 @@ class RecordArenaTest {
         return ByteBuffer.allocateDirect(bytes.length).put(bytes).flip();
     }
 
+    /** The record {@link RecordArena#encode} wrote at {@code index} of {@code buffer}: its size is in its header. */
+    private static ByteBuf recordAt(ByteBuf buffer, int index) {
+        return buffer.slice(index, WalRecordFormat.HEADER_SIZE
+                + buffer.getInt(index + WalRecordFormat.PAYLOAD_LENGTH_OFFSET));
+    }
+
     @Test
     void carvedRecordsHoldTheFormatsBytesAndTheirViewsShowTheSameBytes() {
         Random random = new Random(20261126);
         RecordArena arena = new RecordArena(alloc);
-        List<ByteBuf> records = new ArrayList<>();
+        List<ByteBuf> buffers = new ArrayList<>();
         ByteBuffer firstView = null;
         for (int i = 0; i < 600; i++) {
             byte[] payload = new byte[random.nextInt(9000)];
             random.nextBytes(payload);
             ByteBuffer source = direct(payload);
-            ByteBuf record = arena.encode(7 + i % 3, 2, 1000L * i, 1 + i % 5, source);
+            ByteBuf buffer = arena.encode(7 + i % 3, 2, 1000L * i, 1 + i % 5, source);
+            ByteBuf record = recordAt(buffer, arena.index());
             assertEquals(0, source.position(), "the payload's position is left alone");
             byte[] expected = reference(7 + i % 3, 2, 1000L * i, 1 + i % 5, payload);
             assertArrayEquals(expected, ByteBufUtil.getBytes(record), "record " + i);
@@ -55,11 +63,11 @@ class RecordArenaTest {
             if (firstView == null) {
                 firstView = arena.view();
             }
-            records.add(record);
+            buffers.add(buffer);
         }
-        // 600 records of ~4.5 KiB: several 1 MiB chunks, each record a slice of one.
+        // 600 records of ~4.5 KiB: several 1 MiB chunks, each record a region of one.
         assertNotSame(firstView, arena.view(), "later records come from a new chunk");
-        records.forEach(ByteBuf::release);
+        buffers.forEach(ByteBuf::release);
         arena.close();
     }
 
@@ -67,13 +75,15 @@ class RecordArenaTest {
     void aChunkIsFreedOnlyOnceTheArenaAndEveryRecordCarvedFromItLetGo() {
         RecordArena arena = new RecordArena(alloc);
         ByteBuf first = arena.encode(1, 1, 0, 1, direct(new byte[100]));
-        assertEquals(2, first.refCnt(), "a record shares its chunk's count: the arena's reference and its own");
+        assertEquals(2, first.refCnt(), "a record holds a reference to its chunk, beside the arena's");
         ByteBuf second = arena.encode(1, 1, 1, 1, direct(new byte[100]));
-        assertEquals(3, first.refCnt(), "both carved from one chunk");
+        assertSame(first, second, "both carved from one chunk");
+        assertEquals(3, first.refCnt());
+        int secondIndex = arena.index();
         first.release();
         arena.close();
         assertEquals(1, second.refCnt(), "the second record still holds the chunk");
-        assertEquals(100, WalRecordFormat.decode(second, "second").payload().readableBytes());
+        assertEquals(100, WalRecordFormat.decode(recordAt(second, secondIndex), "second").payload().readableBytes());
         second.release();
         assertEquals(0, second.refCnt(), "the chunk went back to the pool");
     }
@@ -87,7 +97,7 @@ class RecordArenaTest {
         ByteBuf large = arena.encode(1, 1, 1, 1, direct(payload));
         assertEquals(1, large.refCnt(), "not a slice of a shared chunk");
         assertEquals(0, arena.index());
-        assertArrayEquals(reference(1, 1, 1, 1, payload), ByteBufUtil.getBytes(large));
+        assertArrayEquals(reference(1, 1, 1, 1, payload), ByteBufUtil.getBytes(recordAt(large, 0)));
         assertEquals(2, small.refCnt());
         ByteBuf next = arena.encode(1, 1, 2, 1, direct(new byte[10]));
         assertEquals(3, small.refCnt(), "carving goes on in the chunk it was using");

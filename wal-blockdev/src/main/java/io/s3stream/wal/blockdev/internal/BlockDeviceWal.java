@@ -249,7 +249,11 @@ public final class BlockDeviceWal implements WriteAheadLog {
 
     @Override
     public void append(ByteBuf record, AppendCallback callback) {
-        int size = record.readableBytes();
+        append(record, record.readerIndex(), record.readableBytes(), callback);
+    }
+
+    @Override
+    public void append(ByteBuf buffer, int index, int size, AppendCallback callback) {
         if (size > maxRecordBytes) {
             callback.onFailure(new IllegalArgumentException("record of " + size
                     + " bytes exceeds the largest record (" + maxRecordBytes + " bytes) of " + description));
@@ -260,7 +264,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             callback.onFailure(refusal);
             return;
         }
-        AppendRequest request = new AppendRequest(record, size,
+        AppendRequest request = new AppendRequest(buffer, index, size,
                 System.nanoTime() + context.backpressureTimeout().toNanos(), callback);
         inbox.offer(request);
         LockSupport.unpark(conductor);

@@ -23,13 +23,16 @@ final class ConductorCommands {
     static final class AppendRequest {
         private static final System.Logger LOG = System.getLogger(AppendRequest.class.getName());
 
+        /** The record is {@code size} bytes of {@code buf} from {@code index}. */
         final ByteBuf buf;
+        final int index;
         final int size;
         final long deadlineNanos;
         private final AppendCallback callback;
 
-        AppendRequest(ByteBuf buf, int size, long deadlineNanos, AppendCallback callback) {
+        AppendRequest(ByteBuf buf, int index, int size, long deadlineNanos, AppendCallback callback) {
             this.buf = buf;
+            this.index = index;
             this.size = size;
             this.deadlineNanos = deadlineNanos;
             this.callback = callback;

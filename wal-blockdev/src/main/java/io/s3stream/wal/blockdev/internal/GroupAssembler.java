@@ -61,7 +61,7 @@ final class GroupAssembler {
             }
             waiting.pollFirst();
             long position = start + offset;
-            r.buf.getBytes(r.buf.readerIndex(), buffer.asSlice(offset + RECORD_HEADER_BYTES, r.size).asByteBuffer());
+            r.buf.getBytes(r.index, buffer.asSlice(offset + RECORD_HEADER_BYTES, r.size).asByteBuffer());
             WalDescriptor.encodeRecordAround(buffer, offset, r.size, position, walId, session);
             g.requests.add(r);
             if (count + 1 >= positions.length) {

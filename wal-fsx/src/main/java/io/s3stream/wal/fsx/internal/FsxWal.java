@@ -387,6 +387,16 @@ public final class FsxWal implements WriteAheadLog {
         ring.append(record, callback);
     }
 
+    @Override
+    public void append(ByteBuf buffer, int index, int length, AppendCallback callback) {
+        BlockDeviceWal ring = active;
+        if (ring == null) {
+            callback.onFailure(notAppending());
+            return;
+        }
+        ring.append(buffer, index, length, callback);
+    }
+
     /** Why a handle without an active ring refuses appends. */
     private RuntimeException notAppending() {
         return closed ? new StreamClosedException(description + " is closed")
