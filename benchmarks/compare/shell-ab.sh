@@ -7,11 +7,16 @@
 #   BASE=HEAD HEAD_ENV=KAFKA_SHELL_GC=-XX:+UseZGC benchmarks/compare/shell-ab.sh   # one revision, two JVM settings
 # BASE_ENV / HEAD_ENV: space-separated VAR=value assignments for that side's bin/kafka-shell (KAFKA_SHELL_GC,
 # KAFKA_SHELL_JAVA_OPTS, KAFKA_SHELL_HEAP...), printed with the table. BASE_ARGS / HEAD_ARGS: extra arguments of that
-# side's bin/kafka-shell, e.g. HEAD_ARGS="--override s3stream.object.store=file:///dev/shm/ab-objects".
+# side's bin/kafka-shell, e.g. HEAD_ARGS="--override s3stream.object.store=file:///dev/shm/ab-objects". STORE=minio
+# starts one MinIO and puts each shell's objects in it (s3://bench/ab-base and s3://bench/ab-head) instead of file://.
 # "base" is BASE exported (git archive) into .work/ab-base and built there (offline when the local repository has all);
 # "head" is this working tree. Tests (TESTS, default "unthrottled rate10000"): unthrottled throughput; latency at a
 # fixed 10,000 rec/s; "consume": ConsumerPerformance reading that round's unthrottled topic from the beginning (list
-# it after unthrottled: TESTS="unthrottled consume"). Both shells run for the
+# it after unthrottled: TESTS="unthrottled consume"; part of that topic may still be in the log cache, so this reads
+# a mix of memory and objects); "backlog": ConsumerPerformance reading one topic of BACKLOG_RECORDS (default
+# 2,000,000, 2 GB: far over the log cache, so every read comes from objects through the block cache) produced into each
+# shell once before the first round, read whole in every round (TESTS=backlog alone measures the read path from
+# objects: the fetch MB/s and the shell's CPU per read). Both shells run for the
 # whole script on their embedded default (wal-blockdev file + file:// objects); each round runs every (test, system)
 # once, the order alternating per round; the table reports medians over rounds and the ratio head/base, with the CPU
 # time each shell process used during each run (user + system, from /proc/<pid>/stat) and, for the 10,000 rec/s run,
@@ -21,6 +26,7 @@ BASE="${BASE:-HEAD~1}"
 ROUNDS="${ROUNDS:-3}"
 RECORDS="${RECORDS:-200000}"
 RATE_SECONDS="${RATE_SECONDS:-20}"
+BACKLOG_RECORDS="${BACKLOG_RECORDS:-2000000}"
 read -r -a TESTS <<<"${TESTS:-unthrottled rate10000}"
 BASE_PORT="${BASE_PORT:-29192}"
 
@@ -63,18 +69,30 @@ cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($14 + $15) * 1000 / h
 # Context switches (voluntary + involuntary) of the shell's live threads so far: each is a thread giving up or losing a
 # core, and each wake-up after one may wait for a core; threads that exit during a run take theirs with them.
 ctx_switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { printf "%d", n }'; }
+if [ "${STORE:-file}" = minio ]; then
+  start_minio "$RUN/minio"
+  BASE_ARGS="--override s3stream.object.store=${S3_URI/\/s3stream\?//ab-base?} ${BASE_ARGS:-}"
+  HEAD_ARGS="--override s3stream.object.store=${S3_URI/\/s3stream\?//ab-head?} ${HEAD_ARGS:-}"
+fi
 start_one base "$BASE_TREE" "$BASE_PORT" "$RUN/base" "${BASE_ENV:-}" "${BASE_ARGS:-}"
 start_one head "$ROOT" "$SHELL_PORT" "$RUN/head" "${HEAD_ENV:-}" "${HEAD_ARGS:-}"
 port() { case "$1" in base) echo "$BASE_PORT" ;; head) echo "$SHELL_PORT" ;; esac; }
 
 SYSTEMS=(base head)
+if [[ " ${TESTS[*]} " == *" backlog "* ]]; then
+  for sys in "${SYSTEMS[@]}"; do
+    create_topic "127.0.0.1:$(port "$sys")" ab-backlog
+    log "$sys: backlog of $BACKLOG_RECORDS records: $(produce "127.0.0.1:$(port "$sys")" ab-backlog "$BACKLOG_RECORDS" -1 \
+      $((BACKLOG_RECORDS / 5)))"
+  done
+fi
 for ((round = 1; round <= ROUNDS; round++)); do
   if ((round % 2)); then order=(base head); else order=(head base); fi
   for test in "${TESTS[@]}"; do
     for sys in "${order[@]}"; do
       bs="127.0.0.1:$(port "$sys")"
       topic="ab-$test-r$round"
-      [ "$test" = consume ] || create_topic "$bs" "$topic"
+      [ "$test" = consume ] || [ "$test" = backlog ] || create_topic "$bs" "$topic"
       quiet
       cpu0="$(cpu_ms "${SHELL_PIDS[$sys]}")"
       ctx0="$(ctx_switches "${SHELL_PIDS[$sys]}")"
@@ -84,6 +102,10 @@ for ((round = 1; round <= ROUNDS; round++)); do
         consume)
           # shellcheck disable=SC2046 # two numbers: MB/s and rec/s
           set -- $(consume "$bs" "ab-unthrottled-r$round" "$RECORDS")
+          row="$2 $1 - - - -" ;;
+        backlog)
+          # shellcheck disable=SC2046
+          set -- $(consume "$bs" ab-backlog "$BACKLOG_RECORDS")
           row="$2 $1 - - - -" ;;
       esac
       cpu="$(( $(cpu_ms "${SHELL_PIDS[$sys]}") - cpu0 ))"
@@ -110,10 +132,11 @@ print("|---|---:|---:|---:|")
 for test, col, label in [("unthrottled", "rec_s", "unthrottled, rec/s"), ("unthrottled", "p99_ms", "unthrottled p99 ms"),
                          ("rate10000", "p50_ms", "10,000 rec/s: p50 ms"), ("rate10000", "p99_ms", "10,000 rec/s: p99 ms"),
                          ("rate10000", "p999_ms", "10,000 rec/s: p99.9 ms"), ("consume", "rec_s", "consumer, rec/s"),
-                         ("consume", "mb_s", "consumer, MB/s"), ("unthrottled", "cpu_ms", "shell CPU ms, unthrottled run"),
+                         ("consume", "mb_s", "consumer, MB/s"), ("backlog", "mb_s", "consumer of the backlog, MB/s"), ("unthrottled", "cpu_ms", "shell CPU ms, unthrottled run"),
                          ("rate10000", "cpu_ms", "shell CPU ms, 10,000 rec/s run"),
                          ("rate10000", "ctx_switches", "shell context switches, 10,000 rec/s run"),
-                         ("consume", "cpu_ms", "shell CPU ms, consumer run")]:
+                         ("consume", "cpu_ms", "shell CPU ms, consumer run"),
+                         ("backlog", "cpu_ms", "shell CPU ms, backlog read")]:
     b, h = med("base", test, col), med("head", test, col)
     if b != b:  # NaN: test not run
         continue

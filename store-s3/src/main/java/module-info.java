@@ -15,6 +15,7 @@ module io.s3stream.store.s3 {
     requires software.amazon.awssdk.http;
     requires software.amazon.awssdk.utils;
     requires software.amazon.awssdk.identity.spi;
+    requires org.reactivestreams; // the body of a GET as the SDK streams it (SplitBody)
 
     provides io.s3stream.spi.ObjectStoreProvider with io.s3stream.store.s3.internal.S3ObjectStoreProvider;
 }

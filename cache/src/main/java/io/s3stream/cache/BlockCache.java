@@ -68,10 +68,10 @@ import java.util.function.Function;
  * <h2>Merged reads</h2>
  * {@link #getAll} looks up the blocks of one fetch together; the missing ones that are adjacent in the object (see
  * {@link BlockSpan#isFollowedBy}) are registered as one in-flight load each and read with a single
- * {@link RangeLoader} call of at most {@value #MAX_MERGED_LOAD_BYTES} bytes. Each block is then copied out of the
- * merged buffer, which is released at once: a block that is a slice of a larger buffer would keep the whole buffer
- * alive until its last slice is gone, and the budget would count less memory than is held. The copy costs a memcpy
- * per byte read, well below the cost of the GET it saves.
+ * {@link RangeLoader#loadSplit} call of at most {@value #MAX_MERGED_LOAD_BYTES} bytes: one request, each block read
+ * into a buffer of its own. A block held as a slice of one larger buffer would keep the whole buffer alive until its
+ * last slice is gone, and the budget would count less memory than is held; the loader avoids that without copying
+ * where its store can read into separate buffers ({@code ObjectStore.getSplit}).
  *
  * <h2>Read-ahead</h2>
  * A part of the budget ({@code readAheadBytes} of {@link #create(long, long)}) is a separate read-ahead area
@@ -456,52 +456,74 @@ public final class BlockCache implements AutoCloseable {
 
     private void startRun(List<Pending> run, long runBytes, RangeLoader loader) {
         loads.increment();
-        if (run.size() > 1) {
-            mergedLoads.increment();
-            mergedBlocks.add(run.size());
-        }
         BlockKey first = run.getFirst().span().key();
-        CompletableFuture<ByteBuf> loading;
+        if (run.size() == 1) {
+            CompletableFuture<ByteBuf> loading;
+            try {
+                loading = Objects.requireNonNull(loader.load(first.objectId(), first.position(), (int) runBytes),
+                        "loader returned null");
+            } catch (RuntimeException | Error e) {
+                loading = CompletableFuture.failedFuture(e);
+            }
+            loading.whenComplete((block, failure) -> {
+                if (failure == null && block != null && block.readableBytes() != runBytes) {
+                    failure = new IllegalStateException("loader returned " + block.readableBytes() + " bytes for "
+                            + first + " instead of " + runBytes);
+                    block.release();
+                    block = null;
+                }
+                finish(first, run.getFirst().load(), block, failure, true);
+            });
+            return;
+        }
+        mergedLoads.increment();
+        mergedBlocks.add(run.size());
+        int[] lengths = new int[run.size()];
+        for (int i = 0; i < lengths.length; i++) {
+            lengths[i] = run.get(i).span().lengthBytes();
+        }
+        CompletableFuture<List<ByteBuf>> loading;
         try {
-            loading = Objects.requireNonNull(loader.load(first.objectId(), first.position(), (int) runBytes),
+            loading = Objects.requireNonNull(loader.loadSplit(first.objectId(), first.position(), lengths),
                     "loader returned null");
         } catch (RuntimeException | Error e) {
             loading = CompletableFuture.failedFuture(e);
         }
-        loading.whenComplete((whole, failure) -> {
-            if (failure == null && whole != null && whole.readableBytes() != runBytes) {
-                failure = new IllegalStateException("loader returned " + whole.readableBytes() + " bytes for " + first
-                        + " instead of " + runBytes);
-                whole.release();
-                whole = null;
-            }
-            if (failure != null || whole == null || run.size() == 1) {
-                finish(first, run.getFirst().load(), whole, failure, true);
-                for (int i = 1; i < run.size(); i++) {
-                    finish(run.get(i).span().key(), run.get(i).load(), null,
-                            failure != null ? failure : new NullPointerException("loader completed with null"), true);
-                }
-                return;
-            }
-            int offset = whole.readerIndex();
-            Throwable copyFailure = null;
-            try {
-                for (Pending p : run) {
-                    ByteBuf part = null;
-                    if (copyFailure == null) {
-                        try {
-                            part = whole.copy(offset, p.span().lengthBytes());
-                        } catch (RuntimeException | Error e) {
-                            copyFailure = e;
+        loading.whenComplete((blocks, failure) -> {
+            if (failure == null) {
+                failure = splitProblem(first, lengths, blocks);
+                if (failure != null && blocks != null) {
+                    blocks.forEach(b -> {
+                        if (b != null) {
+                            b.release();
                         }
-                    }
-                    offset += p.span().lengthBytes();
-                    finish(p.span().key(), p.load(), part, copyFailure, true);
+                    });
                 }
-            } finally {
-                whole.release();
+            }
+            for (int i = 0; i < run.size(); i++) {
+                finish(run.get(i).span().key(), run.get(i).load(), failure == null ? blocks.get(i) : null, failure,
+                        true);
             }
         });
+    }
+
+    /** Why a split load's answer is not one buffer of the asked length per block, or {@code null} when it is. */
+    private static Throwable splitProblem(BlockKey first, int[] lengths, List<ByteBuf> blocks) {
+        if (blocks == null) {
+            return new NullPointerException("loader completed with null for the run from " + first);
+        }
+        if (blocks.size() != lengths.length) {
+            return new IllegalStateException("loader returned " + blocks.size() + " buffers for the run of "
+                    + lengths.length + " blocks from " + first);
+        }
+        for (int i = 0; i < lengths.length; i++) {
+            ByteBuf b = blocks.get(i);
+            if (b == null || b.readableBytes() != lengths[i]) {
+                return new IllegalStateException("loader returned " + (b == null ? "null" : b.readableBytes()
+                        + " bytes") + " for block " + i + " of the run from " + first + " instead of " + lengths[i]);
+            }
+        }
+        return null;
     }
 
     private ByteBuf lease(BlockKey key) {

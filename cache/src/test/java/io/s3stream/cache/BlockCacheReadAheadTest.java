@@ -53,6 +53,66 @@ class BlockCacheReadAheadTest {
     }
 
     @Test
+    void aMergedLoadKeepsTheLoadersBuffersAsTheyAreWithoutCopying() {
+        List<BlockSpan> spans = List.of(span(3, 0, 64), span(3, 64, 32));
+        List<ByteBuf> given = new ArrayList<>();
+        RangeLoader splitting = new RangeLoader() {
+            @Override
+            public CompletableFuture<ByteBuf> load(long objectId, long position, int lengthBytes) {
+                throw new AssertionError("a run of two blocks is one split load");
+            }
+
+            @Override
+            public CompletableFuture<List<ByteBuf>> loadSplit(long objectId, long position, int[] lengths) {
+                for (int i = 0; i < lengths.length; i++) {
+                    BlockSpan s = spans.get(i);
+                    ByteBuf b = RangeLoads.ALLOC.directBuffer(lengths[i]);
+                    for (int j = 0; j < lengths[i]; j++) {
+                        b.writeByte(RangeLoads.byteAt(objectId, s.key().position() + j));
+                    }
+                    given.add(b);
+                }
+                return CompletableFuture.completedFuture(List.copyOf(given));
+            }
+        };
+        try (BlockCache cache = BlockCache.create(10_000)) {
+            verifyAndRelease(spans, joinAll(cache.getAll(spans, splitting)));
+            for (int i = 0; i < spans.size(); i++) {
+                ByteBuf cached = cache.getIfPresent(spans.get(i).key());
+                assertThat(cached.memoryAddress()).isEqualTo(given.get(i).memoryAddress());
+                cached.release();
+            }
+        }
+        assertThat(given).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+    }
+
+    @Test
+    void aSplitLoadOfTheWrongShapeFailsEveryBlockAndReleasesWhatItGot() {
+        List<BlockSpan> spans = List.of(span(4, 0, 10), span(4, 10, 10), span(4, 20, 10));
+        List<ByteBuf> given = new ArrayList<>();
+        RangeLoader wrong = new RangeLoader() {
+            @Override
+            public CompletableFuture<ByteBuf> load(long objectId, long position, int lengthBytes) {
+                throw new AssertionError("a run of three blocks is one split load");
+            }
+
+            @Override
+            public CompletableFuture<List<ByteBuf>> loadSplit(long objectId, long position, int[] lengths) {
+                given.add(RangeLoads.ALLOC.directBuffer(10).writeZero(10));
+                given.add(RangeLoads.ALLOC.directBuffer(20).writeZero(20)); // two buffers, the second too long
+                return CompletableFuture.completedFuture(List.copyOf(given));
+            }
+        };
+        try (BlockCache cache = BlockCache.create(10_000)) {
+            BlockCache.Lookup lookup = cache.getAll(spans, wrong);
+            assertThat(lookup.blocks()).allSatisfy(f -> assertThat(f).failsWithin(java.time.Duration.ZERO)
+                    .withThrowableThat().withMessageContaining("2 buffers for the run of 3 blocks"));
+            assertThat(cache.stats().entries()).isZero();
+        }
+        assertThat(given).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+    }
+
+    @Test
     void aResidentBlockSplitsTheRunAndConcurrentMissesShareIt() {
         List<BlockSpan> spans = List.of(span(1, 0, 10), span(1, 10, 10), span(1, 20, 10));
         try (BlockCache cache = BlockCache.create(10_000)) {

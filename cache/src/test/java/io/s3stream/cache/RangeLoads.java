@@ -10,6 +10,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * A {@link RangeLoader} whose requests the test completes by hand, over objects whose byte at position {@code p} is
  * a function of the object and {@code p}; it remembers every buffer it made so a test can check all were released.
+ * A split load is one call over the whole span; completing it splits the bytes into a buffer per range, as a store
+ * reading each range into its own buffer would.
  */
 final class RangeLoads implements RangeLoader {
     static final ByteBufAllocator ALLOC = new UnpooledByteBufAllocator(true);
@@ -25,6 +27,26 @@ final class RangeLoads implements RangeLoader {
         Call call = new Call(objectId, position, lengthBytes, new CompletableFuture<>());
         calls.add(call);
         return call.future();
+    }
+
+    @Override
+    public CompletableFuture<List<ByteBuf>> loadSplit(long objectId, long position, int[] lengths) {
+        int total = 0;
+        for (int length : lengths) {
+            total += length;
+        }
+        return load(objectId, position, total).thenApply(whole -> {
+            List<ByteBuf> parts = new ArrayList<>();
+            int at = whole.readerIndex();
+            for (int length : lengths) {
+                ByteBuf part = ALLOC.directBuffer(length).writeBytes(whole, at, length);
+                made.add(part);
+                parts.add(part);
+                at += length;
+            }
+            whole.release();
+            return parts;
+        });
     }
 
     static byte byteAt(long objectId, long position) {

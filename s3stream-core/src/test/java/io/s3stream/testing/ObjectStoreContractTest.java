@@ -55,6 +55,14 @@ public abstract class ObjectStoreContractTest {
     /** Returns a new, empty store, isolated from every other test's store. */
     protected abstract ObjectStore createStore() throws Exception;
 
+    /**
+     * Whether the store's {@link ObjectStore#getSplit} knows where an object ends (so a split read past it is final);
+     * a store on the SPI's default cannot tell a short object from a cut answer and may call it retriable.
+     */
+    protected boolean splitGetKnowsTheObjectsEnd() {
+        return true;
+    }
+
     /** Removes whatever the test left in the backend; called after the store is closed. */
     protected void cleanUpStore() throws Exception {
     }
@@ -172,6 +180,45 @@ public abstract class ObjectStoreContractTest {
                     .isNotInstanceOf(ObjectNotFoundException.class);
             assertThat(((ObjectStoreException) failure).isRetriable()).as("an invalid range is final").isFalse();
         }
+    }
+
+    @Test
+    void splitGetReturnsEachRangeInABufferOfItsOwn() {
+        byte[] payload = bytes(300_000);
+        put("split", payload);
+        int[] lengths = {1, 131_072, 7, 100_000, 68_919}; // to the last byte
+        List<ByteBuf> parts = await(store.getSplit("split", 1, lengths));
+        assertThat(parts).hasSize(lengths.length);
+        int at = 1;
+        for (int i = 0; i < lengths.length; i++) {
+            ByteBuf part = parts.get(i);
+            assertThat(part.refCnt()).as("part %d is the caller's", i).isEqualTo(1);
+            assertThat(drain(part)).as("part %d", i).isEqualTo(Arrays.copyOfRange(payload, at, at + lengths[i]));
+            at += lengths[i];
+        }
+        assertThat(drain(await(store.getSplit("split", 299_990, new int[] {10}).thenApply(List::getFirst))))
+                .isEqualTo(Arrays.copyOfRange(payload, 299_990, 300_000));
+    }
+
+    @Test
+    void splitGetPastTheEndOrWithBadLengthsFailsAndIsFinal() {
+        put("split-short", bytes(1000));
+        List<CompletableFuture<List<ByteBuf>>> bad = List.of(
+                store.getSplit("split-short", 900, new int[] {50, 51}), // ends one byte past the object
+                store.getSplit("split-short", 1000, new int[] {1}),
+                store.getSplit("split-short", 0, new int[] {10, 0}),
+                store.getSplit("split-short", 0, new int[] {}),
+                store.getSplit("split-short", -1, new int[] {10}));
+        for (CompletableFuture<List<ByteBuf>> f : bad) {
+            Throwable failure = failure(f);
+            assertThat(failure).isInstanceOf(ObjectStoreException.class).isNotInstanceOf(ObjectNotFoundException.class);
+            if (splitGetKnowsTheObjectsEnd() || failure.getMessage().contains("invalid split read")) {
+                assertThat(((ObjectStoreException) failure).isRetriable()).as(failure.getMessage()).isFalse();
+            }
+            assertThat(failure.getMessage()).contains("split-short");
+        }
+        Throwable missing = failure(store.getSplit("split-missing", 0, new int[] {1, 2}));
+        assertThat(missing).isInstanceOf(ObjectNotFoundException.class);
     }
 
     @Test
@@ -640,6 +687,12 @@ public abstract class ObjectStoreContractTest {
             Object value = future.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
             if (value instanceof ByteBuf buf) {
                 buf.release();
+            } else if (value instanceof List<?> list) {
+                list.forEach(v -> {
+                    if (v instanceof ByteBuf buf) {
+                        buf.release();
+                    }
+                });
             }
             return fail("expected a failure, got " + value);
         } catch (ExecutionException e) {

@@ -6,6 +6,7 @@ import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -39,8 +40,16 @@ final class CatchUpThrottle {
 
     /** Runs {@code read} (of {@code bytes}) when the limits allow; the result is the read's. */
     CompletableFuture<ByteBuf> submit(int bytes, Supplier<CompletableFuture<ByteBuf>> read) {
-        CompletableFuture<ByteBuf> result = new CompletableFuture<>();
-        Runnable start = () -> paced(bytes).execute(() -> run(read, result));
+        return submit(bytes, read, ByteBuf::release);
+    }
+
+    /**
+     * Runs {@code read} (of {@code bytes}) when the limits allow; the result is the read's, and a result nobody can
+     * take any more (the returned future was completed by someone else) goes to {@code discard}.
+     */
+    <T> CompletableFuture<T> submit(int bytes, Supplier<CompletableFuture<T>> read, Consumer<? super T> discard) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        Runnable start = () -> paced(bytes).execute(() -> run(read, result, discard));
         boolean now;
         synchronized (this) {
             now = inFlight < maxInFlight;
@@ -75,14 +84,15 @@ final class CatchUpThrottle {
         return delayNanos <= 0 ? Runnable::run : CompletableFuture.delayedExecutor(delayNanos, TimeUnit.NANOSECONDS);
     }
 
-    private void run(Supplier<CompletableFuture<ByteBuf>> read, CompletableFuture<ByteBuf> result) {
-        CompletableFuture<ByteBuf> f;
+    private <T> void run(Supplier<CompletableFuture<T>> read, CompletableFuture<T> result,
+                         Consumer<? super T> discard) {
+        CompletableFuture<T> f;
         try {
             f = read.get();
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }
-        f.whenComplete((buf, error) -> {
+        f.whenComplete((value, error) -> {
             Runnable next;
             synchronized (this) {
                 next = waiting.poll();
@@ -95,8 +105,8 @@ final class CatchUpThrottle {
             }
             if (error != null) {
                 result.completeExceptionally(error);
-            } else if (!result.complete(buf)) {
-                buf.release();
+            } else if (!result.complete(value)) {
+                discard.accept(value);
             }
         });
     }

@@ -13,6 +13,7 @@ import io.s3stream.internal.store.ObjectStorage;
 import io.s3stream.spi.ObjectMetadata;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -166,25 +167,58 @@ final class ObjectFetcher {
         for (IndexEntry e : entries) {
             byPosition.put(e.position(), e);
         }
-        return (objectId, position, length) -> loader.load(objectId, position, length).thenApply(run -> {
-            try {
-                long at = position;
-                while (at < position + length) {
-                    IndexEntry e = byPosition.get(at);
-                    if (e == null) {
-                        throw new IllegalStateException("no index entry of this read starts at byte " + at + " of "
-                                + object.key() + " (run [" + position + ", +" + length + "))");
+        return new RangeLoader() {
+            @Override
+            public CompletableFuture<ByteBuf> load(long objectId, long position, int length) {
+                return loader.load(objectId, position, length).thenApply(run -> {
+                    try {
+                        long at = position;
+                        while (at < position + length) {
+                            IndexEntry e = entryAt(at, position, length);
+                            DataBlock.verify(run.slice(run.readerIndex() + (int) (at - position), e.sizeBytes()), e,
+                                    object.key());
+                            at += e.sizeBytes();
+                        }
+                        return run;
+                    } catch (RuntimeException e) {
+                        run.release();
+                        throw e;
                     }
-                    DataBlock.verify(run.slice(run.readerIndex() + (int) (at - position), e.sizeBytes()), e,
-                            object.key());
-                    at += e.sizeBytes();
-                }
-                return run;
-            } catch (RuntimeException e) {
-                run.release();
-                throw e;
+                });
             }
-        });
+
+            @Override
+            public CompletableFuture<List<ByteBuf>> loadSplit(long objectId, long position, int[] lengths) {
+                return loader.loadSplit(objectId, position, lengths).thenApply(blocks -> {
+                    try {
+                        long at = position;
+                        int total = Arrays.stream(lengths).sum();
+                        for (int i = 0; i < lengths.length; i++) {
+                            IndexEntry e = entryAt(at, position, total);
+                            if (e.sizeBytes() != lengths[i]) {
+                                throw new IllegalStateException("block at byte " + at + " of " + object.key()
+                                        + " has " + e.sizeBytes() + " bytes in the index, " + lengths[i] + " asked for");
+                            }
+                            DataBlock.verify(blocks.get(i), e, object.key());
+                            at += lengths[i];
+                        }
+                        return blocks;
+                    } catch (RuntimeException e) {
+                        blocks.forEach(ByteBuf::release);
+                        throw e;
+                    }
+                });
+            }
+
+            private IndexEntry entryAt(long at, long position, int length) {
+                IndexEntry e = byPosition.get(at);
+                if (e == null) {
+                    throw new IllegalStateException("no index entry of this read starts at byte " + at + " of "
+                            + object.key() + " (run [" + position + ", +" + length + "))");
+                }
+                return e;
+            }
+        };
     }
 
     private static List<BlockSpan> spans(ObjectMetadata object, List<IndexEntry> entries) {
@@ -196,13 +230,35 @@ final class ObjectFetcher {
     }
 
     private RangeLoader loader(ObjectMetadata object, ObjectStorage.Priority priority) {
-        return (objectId, position, length) -> store.get(object.key(), position, length, priority);
+        return new RangeLoader() {
+            @Override
+            public CompletableFuture<ByteBuf> load(long objectId, long position, int length) {
+                return store.get(object.key(), position, length, priority);
+            }
+
+            @Override
+            public CompletableFuture<List<ByteBuf>> loadSplit(long objectId, long position, int[] lengths) {
+                return store.getSplit(object.key(), position, lengths, priority);
+            }
+        };
     }
 
     /** Reads of sequential readers: throttled, and (in the store layer) at the lowest priority. */
     private RangeLoader catchUpLoader(ObjectMetadata object) {
-        return (objectId, position, length) -> catchUp.submit(length,
-                () -> store.get(object.key(), position, length, ObjectStorage.Priority.CATCH_UP_READ));
+        ObjectStorage.Priority priority = ObjectStorage.Priority.CATCH_UP_READ;
+        return new RangeLoader() {
+            @Override
+            public CompletableFuture<ByteBuf> load(long objectId, long position, int length) {
+                return catchUp.submit(length, () -> store.get(object.key(), position, length, priority));
+            }
+
+            @Override
+            public CompletableFuture<List<ByteBuf>> loadSplit(long objectId, long position, int[] lengths) {
+                return catchUp.submit(Arrays.stream(lengths).sum(),
+                        () -> store.getSplit(object.key(), position, lengths, priority),
+                        blocks -> blocks.forEach(ByteBuf::release));
+            }
+        };
     }
 
     private CompletableFuture<ObjectIndex> index(ObjectMetadata object, ObjectStorage.Priority priority) {

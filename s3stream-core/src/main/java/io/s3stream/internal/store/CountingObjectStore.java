@@ -53,6 +53,15 @@ final class CountingObjectStore implements ObjectStore {
         return store.get(key).thenApply(this::countIn);
     }
 
+    @Override
+    public CompletableFuture<List<ByteBuf>> getSplit(String key, long position, int[] lengths) {
+        counters.request(RequestKind.GET);
+        return store.getSplit(key, position, lengths).thenApply(parts -> {
+            parts.forEach(this::countIn);
+            return parts;
+        });
+    }
+
     private ByteBuf countIn(ByteBuf buf) {
         counters.bytesIn.add(buf.readableBytes());
         return buf;

@@ -186,6 +186,21 @@ public final class FileObjectStore implements ObjectStore {
         return submit("get", key, () -> read(key, target, position, length, false));
     }
 
+    /** Reads each range straight into a buffer of its own: no copy out of one large buffer. */
+    @Override
+    public CompletableFuture<List<ByteBuf>> getSplit(String key, long position, int[] lengths) {
+        Path target;
+        int total;
+        try {
+            target = resolve(key);
+            total = ObjectStore.splitLength(description, key, position, lengths);
+        } catch (ObjectStoreException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        int[] ranges = lengths.clone();
+        return submit("get", key, () -> readSplit(key, target, position, total, ranges));
+    }
+
     @Override
     public CompletableFuture<ByteBuf> get(String key) {
         Path target;
@@ -603,21 +618,7 @@ public final class FileObjectStore implements ObjectStore {
     }
 
     private ByteBuf read(String key, Path target, long position, int length, boolean whole) throws IOException {
-        if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
-            throw notFound(key);
-        }
-        FileChannel channel;
-        try {
-            channel = FileChannel.open(target, StandardOpenOption.READ);
-        } catch (NoSuchFileException e) {
-            throw notFound(key);
-        } catch (FileSystemException e) {
-            if (blockedByObject(target)) {
-                throw notFound(key);
-            }
-            throw e;
-        }
-        try (channel) {
+        try (FileChannel channel = openForRead(key, target)) {
             long size = channel.size();
             int count;
             if (whole) {
@@ -629,24 +630,68 @@ public final class FileObjectStore implements ObjectStore {
             } else {
                 count = StoreSupport.clipRange(description, key, size, position, length);
             }
-            ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(count, count);
+            return readRange(key, channel, size, position, count);
+        }
+    }
+
+    private List<ByteBuf> readSplit(String key, Path target, long position, int total, int[] lengths)
+            throws IOException {
+        try (FileChannel channel = openForRead(key, target)) {
+            long size = channel.size();
+            if (position + total > size) {
+                throw new ObjectStoreException(description + ": '" + key + "' has " + size + " bytes, it ends before "
+                        + "the split read [" + position + ", " + (position + total) + ")", false);
+            }
+            List<ByteBuf> parts = new ArrayList<>(lengths.length);
             try {
                 long at = position;
-                int remaining = count;
-                while (remaining > 0) {
-                    int n = buf.writeBytes(channel, at, remaining);
-                    if (n < 0) {
-                        throw new ObjectStoreException(description + ": '" + key + "' ended at " + at
-                                + " while being read; it was expected to hold " + size + " bytes", false);
-                    }
-                    at += n;
-                    remaining -= n;
+                for (int length : lengths) {
+                    parts.add(readRange(key, channel, size, at, length));
+                    at += length;
                 }
-                return buf;
+                return parts;
             } catch (IOException | RuntimeException e) {
-                buf.release();
+                parts.forEach(ByteBuf::release);
                 throw e;
             }
+        }
+    }
+
+    private FileChannel openForRead(String key, Path target) throws IOException {
+        if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+            throw notFound(key);
+        }
+        try {
+            return FileChannel.open(target, StandardOpenOption.READ);
+        } catch (NoSuchFileException e) {
+            throw notFound(key);
+        } catch (FileSystemException e) {
+            if (blockedByObject(target)) {
+                throw notFound(key);
+            }
+            throw e;
+        }
+    }
+
+    /** Reads {@code count} bytes at {@code position} of an object of {@code size} bytes into a new direct buffer. */
+    private ByteBuf readRange(String key, FileChannel channel, long size, long position, int count) throws IOException {
+        ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(count, count);
+        try {
+            long at = position;
+            int remaining = count;
+            while (remaining > 0) {
+                int n = buf.writeBytes(channel, at, remaining);
+                if (n < 0) {
+                    throw new ObjectStoreException(description + ": '" + key + "' ended at " + at
+                            + " while being read; it was expected to hold " + size + " bytes", false);
+                }
+                at += n;
+                remaining -= n;
+            }
+            return buf;
+        } catch (IOException | RuntimeException e) {
+            buf.release();
+            throw e;
         }
     }
 

@@ -109,6 +109,26 @@ public final class MemObjectStore implements ObjectStore {
     }
 
     @Override
+    public CompletableFuture<List<ByteBuf>> getSplit(String key, long position, int[] lengths) {
+        return run(key, () -> {
+            checkKey(key);
+            int total = ObjectStore.splitLength(description, key, position, lengths);
+            byte[] bytes = require(key).bytes;
+            if (position + total > bytes.length) {
+                throw new ObjectStoreException(description + ": '" + key + "' has " + bytes.length + " bytes, it ends "
+                        + "before the split read [" + position + ", " + (position + total) + ")", false);
+            }
+            List<ByteBuf> parts = new ArrayList<>(lengths.length);
+            int at = (int) position;
+            for (int length : lengths) {
+                parts.add(Unpooled.copiedBuffer(bytes, at, length));
+                at += length;
+            }
+            return parts;
+        });
+    }
+
+    @Override
     public CompletableFuture<Optional<ObjectInfo>> head(String key) {
         return run(key, () -> {
             checkKey(key);

@@ -10,6 +10,7 @@ import io.s3stream.spi.ObjectStoreException;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +23,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -204,12 +206,13 @@ public final class ObjectStorage implements AutoCloseable {
         }
         return merger.read(key, position, length, group -> withRetry(RequestKind.GET, key, priority, () -> {
             group.seal();
-            return hedged(() -> checkedGet(key, group.start(), group.length()));
+            return hedged(() -> checkedGet(key, group.start(), group.length()), ByteBuf::release);
         }));
     }
 
     private CompletableFuture<ByteBuf> rangedGet(String key, long position, int length, Priority priority) {
-        return withRetry(RequestKind.GET, key, priority, () -> hedged(() -> checkedGet(key, position, length)));
+        return withRetry(RequestKind.GET, key, priority,
+                () -> hedged(() -> checkedGet(key, position, length), ByteBuf::release));
     }
 
     private CompletableFuture<ByteBuf> checkedGet(String key, long position, int length) {
@@ -225,14 +228,51 @@ public final class ObjectStorage implements AutoCloseable {
         });
     }
 
-    /** Sends a second copy of a read that has not answered after {@code hedgeAfter}; the first answer wins. */
-    private CompletableFuture<ByteBuf> hedged(Supplier<CompletableFuture<ByteBuf>> read) {
+    /**
+     * Ranged read of consecutive ranges in one request, each into a buffer of its own ({@link ObjectStore#getSplit});
+     * an answer whose buffers do not have exactly the lengths asked for is retried, never returned. Not merged with
+     * other reads (the caller asked for the span it wants); retried and hedged like {@link #get(String, long, int,
+     * Priority)}. The caller owns the returned buffers.
+     */
+    public CompletableFuture<List<ByteBuf>> getSplit(String key, long position, int[] lengths, Priority priority) {
+        int[] asked = lengths.clone();
+        return withRetry(RequestKind.GET, key, priority,
+                () -> hedged(() -> checkedGetSplit(key, position, asked), ObjectStorage::releaseAll));
+    }
+
+    private CompletableFuture<List<ByteBuf>> checkedGetSplit(String key, long position, int[] lengths) {
+        return store.getSplit(key, position, lengths).thenApply(parts -> {
+            long bytes = 0;
+            boolean exact = parts.size() == lengths.length;
+            for (int i = 0; exact && i < lengths.length; i++) {
+                exact = parts.get(i).readableBytes() == lengths[i];
+                bytes += lengths[i];
+            }
+            if (!exact) {
+                releaseAll(parts);
+                throw new ObjectStoreException(store.description() + ": GET " + key + " from " + position + " split "
+                        + Arrays.toString(lengths) + " returned " + parts.size() + " buffers of other lengths", true);
+            }
+            counters.bytesIn.add(bytes);
+            return parts;
+        });
+    }
+
+    private static void releaseAll(List<ByteBuf> buffers) {
+        buffers.forEach(ByteBuf::release);
+    }
+
+    /**
+     * Sends a second copy of a read that has not answered after {@code hedgeAfter}; the first answer wins and the
+     * other's is handed to {@code discard}.
+     */
+    private <T> CompletableFuture<T> hedged(Supplier<CompletableFuture<T>> read, Consumer<T> discard) {
         Duration after = settings.hedgeAfter();
-        CompletableFuture<ByteBuf> first = read.get();
+        CompletableFuture<T> first = read.get();
         if (after == null || first.isDone()) {
             return first;
         }
-        CompletableFuture<ByteBuf> winner = new CompletableFuture<>();
+        CompletableFuture<T> winner = new CompletableFuture<>();
         AtomicBoolean hedgeSent = new AtomicBoolean();
         Runnable hedge = () -> {
             if (winner.isDone() || !hedgeSent.compareAndSet(false, true)) {
@@ -240,21 +280,22 @@ public final class ObjectStorage implements AutoCloseable {
             }
             counters.hedgedReads.increment();
             counters.request(RequestKind.GET);
-            read.get().whenComplete((buf, error) -> settle(winner, buf, error, true));
+            read.get().whenComplete((value, error) -> settle(winner, value, error, true, discard));
         };
         var scheduled = timer.schedule(hedge, after.toMillis(), TimeUnit.MILLISECONDS);
-        first.whenComplete((buf, error) -> {
+        first.whenComplete((value, error) -> {
             scheduled.cancel(false);
-            settle(winner, buf, error, hedgeSent.get());
+            settle(winner, value, error, hedgeSent.get(), discard);
         });
         return winner;
     }
 
-    /** First success wins; a late success is released; a failure counts only when no other attempt is left. */
-    private static void settle(CompletableFuture<ByteBuf> winner, ByteBuf buf, Throwable error, boolean otherPending) {
+    /** First success wins; a late success is discarded; a failure counts only when no other attempt is left. */
+    private static <T> void settle(CompletableFuture<T> winner, T value, Throwable error, boolean otherPending,
+                                   Consumer<T> discard) {
         if (error == null) {
-            if (!winner.complete(buf)) {
-                buf.release();
+            if (!winner.complete(value)) {
+                discard.accept(value);
             }
         } else if (!otherPending) {
             winner.completeExceptionally(error);

@@ -46,6 +46,11 @@ final class ObjectStoreView implements ObjectStore {
     }
 
     @Override
+    public CompletableFuture<List<ByteBuf>> getSplit(String key, long position, int[] lengths) {
+        return storage.getSplit(key, position, lengths, priority);
+    }
+
+    @Override
     public CompletableFuture<ByteBuf> get(String key) {
         return storage.get(key, priority);
     }

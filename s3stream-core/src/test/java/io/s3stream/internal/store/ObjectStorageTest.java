@@ -122,6 +122,28 @@ class ObjectStorageTest {
     }
 
     @Test
+    void aSplitGetIsRetriedLikeAGetAndItsBuffersHaveTheAskedLengths() {
+        ObjectStorage s = open(ObjectStorage.Settings.defaults());
+        byte[] payload = bytes(4096, 3);
+        putRaw("obj", payload);
+        faults.on(Operation.GET).nextCalls(2).failRetriable("503 SlowDown");
+        List<ByteBuf> parts = s.getSplit("obj", 96, new int[] {1000, 3000}, ObjectStorage.Priority.CATCH_UP_READ).join();
+        assertThat(parts).hasSize(2);
+        assertThat(drain(parts.get(0))).isEqualTo(Arrays.copyOfRange(payload, 96, 1096));
+        assertThat(drain(parts.get(1))).isEqualTo(Arrays.copyOfRange(payload, 1096, 4096));
+        assertThat(s.retries()).isEqualTo(2);
+        assertThat(s.requestCounts().get("GET")).isEqualTo(3);
+        assertThat(s.bytesIn()).isEqualTo(4000);
+
+        // A cut answer (the fault store's split reads are the SPI's default, over its get) is retried, never data.
+        faults.on(Operation.GET).nextCalls(1).truncateTo(100);
+        parts = s.getSplit("obj", 0, new int[] {2048, 2048}, ObjectStorage.Priority.TAIL_READ).join();
+        assertThat(drain(parts.get(1))).isEqualTo(Arrays.copyOfRange(payload, 2048, 4096));
+        parts.getFirst().release();
+        assertThat(s.retries()).isEqualTo(3);
+    }
+
+    @Test
     void theRetryBudgetTurnsADeadStoreIntoFastFailuresInsteadOfARetryStorm() {
         ObjectStorage s = open(ObjectStorage.Settings.defaults().withRetryBudget(5, 0.1));
         faults.on(Operation.PUT).always().failRetriable("503 SlowDown");

@@ -325,6 +325,32 @@ public final class S3ObjectStore implements ObjectStore {
                 });
     }
 
+    /** One ranged GET whose body goes straight into a pooled direct buffer per range ({@link SplitBody}). */
+    @Override
+    public CompletableFuture<List<ByteBuf>> getSplit(String key, long position, int[] lengths) {
+        int total;
+        try {
+            total = ObjectStore.splitLength(description, key, position, lengths);
+        } catch (ObjectStoreException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        String range = "bytes=" + position + "-" + (position + total - 1);
+        SplitBody body = new SplitBody(description + ": GET '" + key + "' " + range, position, lengths.clone());
+        return client.getObject(r -> r.bucket(bucket).key(fullKey(key)).range(range), body)
+                .handle((parts, error) -> {
+                    if (error == null) {
+                        return parts;
+                    }
+                    // The body's own verdict (SplitBody) arrives wrapped in the SDK's client exception: keep it.
+                    for (Throwable c = error; c != null && c.getCause() != c; c = c.getCause()) {
+                        if (c instanceof ObjectStoreException own) {
+                            throw own;
+                        }
+                    }
+                    throw map("GET " + range, key, error);
+                });
+    }
+
     /** The body, checked against what the headers promised: a short or long body is a retriable error, never data. */
     private ByteBuf checkedBody(String key, long position, int length, ResponseBytes<GetObjectResponse> bytes) {
         GetObjectResponse response = bytes.response();
