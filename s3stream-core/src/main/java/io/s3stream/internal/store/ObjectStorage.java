@@ -1,6 +1,7 @@
 package io.s3stream.internal.store;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.util.ReferenceCounted;
 import io.s3stream.StorageIOException;
 import io.s3stream.internal.util.Futures;
 import io.s3stream.spi.ObjectInfo;
@@ -38,7 +39,7 @@ import java.util.function.Supplier;
  *       everything, callers get the failure after one attempt and the engine's upload loop turns it into
  *       back-pressure, instead of every request retrying {@code maxAttempts} times.</li>
  *   <li><b>Timeouts.</b> Each attempt has a deadline, counted from when it gets a slot; an attempt that does not
- *       answer in time counts as retriable.</li>
+ *       answer in time counts as retriable, and its answer, if it comes later, is released.</li>
  *   <li><b>Concurrency and priorities.</b> At most {@link Settings#maxInFlight()} requests are in flight; a
  *       {@link RequestScheduler} gives free slots to the highest {@link Priority} first and caps the read classes, so
  *       catch-up reads never delay uploads.</li>
@@ -456,6 +457,36 @@ public final class ObjectStorage implements AutoCloseable {
         return result;
     }
 
+    /**
+     * The backend's answer to one attempt, on a future of its own that fails at the attempt's deadline. The backend's
+     * future is left alone, so an answer that comes after the deadline still arrives, finds this one failed, and has
+     * its buffers released here (a late {@code orTimeout} on the backend's own future would drop them unreleased).
+     */
+    private <T> CompletableFuture<T> withDeadline(CompletableFuture<T> answer) {
+        CompletableFuture<T> timed = new CompletableFuture<>();
+        answer.whenComplete((value, error) -> {
+            if (error != null) {
+                timed.completeExceptionally(error);
+            } else if (!timed.complete(value)) {
+                releaseLate(value);
+            }
+        });
+        return timed.orTimeout(retry.attemptTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Releases an answer nobody will take: a buffer, or a list of them (a split read); other answers hold none. */
+    private static void releaseLate(Object value) {
+        if (value instanceof ReferenceCounted buffer) {
+            buffer.release();
+        } else if (value instanceof List<?> list) {
+            for (Object v : list) {
+                if (v instanceof ReferenceCounted buffer) {
+                    buffer.release();
+                }
+            }
+        }
+    }
+
     private <T> void attempt(RequestKind kind, String key, Priority priority, Supplier<CompletableFuture<T>> request,
                              int attempt, int maxAttempts, CompletableFuture<T> result) {
         scheduler.submit(priority, () -> {
@@ -466,7 +497,7 @@ public final class ObjectStorage implements AutoCloseable {
             } catch (RuntimeException e) {
                 f = CompletableFuture.failedFuture(e);
             }
-            return f.orTimeout(retry.attemptTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            return withDeadline(f);
         }).whenComplete((value, error) -> {
             if (error == null) {
                 budget.onSuccess();

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.s3stream.StorageIOException;
+import io.s3stream.spi.ObjectStore;
 import io.s3stream.testing.FaultInjectingObjectStore;
 import io.s3stream.testing.FaultInjectingObjectStore.Operation;
 import org.junit.jupiter.api.AfterEach;
@@ -141,6 +142,78 @@ class ObjectStorageTest {
         assertThat(drain(parts.get(1))).isEqualTo(Arrays.copyOfRange(payload, 2048, 4096));
         parts.getFirst().release();
         assertThat(s.retries()).isEqualTo(3);
+    }
+
+    @Test
+    void aGetAnsweringAfterItsDeadlineIsRetriedAndItsLateBufferIsReleased() throws Exception {
+        List<ByteBuf> answered = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ObjectStore recording = new ObjectStore() { // the backend's answers, as the layer receives them
+            @Override
+            public CompletableFuture<Void> put(String key, ByteBuf data) {
+                return faults.put(key, data);
+            }
+
+            @Override
+            public CompletableFuture<Boolean> putIfAbsent(String key, ByteBuf data) {
+                return faults.putIfAbsent(key, data);
+            }
+
+            @Override
+            public CompletableFuture<ByteBuf> get(String key, long position, int length) {
+                return faults.get(key, position, length).thenApply(b -> {
+                    answered.add(b);
+                    return b;
+                });
+            }
+
+            @Override
+            public CompletableFuture<ByteBuf> get(String key) {
+                return faults.get(key);
+            }
+
+            @Override
+            public CompletableFuture<java.util.Optional<io.s3stream.spi.ObjectInfo>> head(String key) {
+                return faults.head(key);
+            }
+
+            @Override
+            public CompletableFuture<List<io.s3stream.spi.ObjectInfo>> list(String prefix) {
+                return faults.list(prefix);
+            }
+
+            @Override
+            public CompletableFuture<Void> delete(java.util.Collection<String> keys) {
+                return faults.delete(keys);
+            }
+
+            @Override
+            public CompletableFuture<MultipartUpload> startMultipart(String key) {
+                return faults.startMultipart(key);
+            }
+
+            @Override
+            public String description() {
+                return "recording " + faults.description();
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        storage = new ObjectStorage(recording, new ObjectStorage.RetryPolicy(3, Duration.ofMillis(1), Duration.ofMillis(5),
+                Duration.ofMillis(200)), ObjectStorage.Settings.defaults().withCostLogInterval(Duration.ZERO));
+        byte[] payload = bytes(1000, 9);
+        putRaw("obj", payload);
+        faults.on(Operation.GET).nthCall(1).delay(Duration.ofMillis(600)); // past the 200 ms deadline
+        assertThat(drain(storage.get("obj", 0, 1000, ObjectStorage.Priority.TAIL_READ).get(5, TimeUnit.SECONDS)))
+                .isEqualTo(payload);
+        assertThat(storage.retries()).isEqualTo(1);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (answered.size() < 2 && System.nanoTime() < deadline) {
+            Thread.sleep(10); // the late answer arrives about 400 ms after the retry's
+        }
+        assertThat(answered).hasSize(2);
+        assertThat(answered).allSatisfy(b -> assertThat(b.refCnt()).as("every answer released").isZero());
     }
 
     @Test
