@@ -56,6 +56,22 @@ public final class StoreSupport {
         }
     }
 
+    /**
+     * The object's size a {@code Content-Range} header ({@code bytes first-last/size}) gives, or -1 when there is no
+     * header, the size is unknown ({@code *}) or the header is malformed.
+     */
+    public static long sizeFromContentRange(String contentRange) {
+        int slash = contentRange == null ? -1 : contentRange.lastIndexOf('/');
+        if (slash <= 0 || contentRange.endsWith("*")) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(contentRange.substring(slash + 1).trim());
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
     /** The number of bytes a ranged read returns after clipping, or an exception when it starts at or past the end. */
     public static int clipRange(String description, String key, long sizeBytes, long position, int length) {
         if (position >= sizeBytes) {

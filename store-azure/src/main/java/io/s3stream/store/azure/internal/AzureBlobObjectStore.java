@@ -261,9 +261,8 @@ public final class AzureBlobObjectStore implements ObjectStore {
                 StoreSupport.clipRange(description, key, size, position, length);
             }
             long expected = length;
-            String contentRange = response.getDeserializedHeaders().getContentRange();
-            if (contentRange != null && contentRange.lastIndexOf('/') > 0) {
-                long size = Long.parseLong(contentRange.substring(contentRange.lastIndexOf('/') + 1).trim());
+            long size = StoreSupport.sizeFromContentRange(response.getDeserializedHeaders().getContentRange());
+            if (size >= 0) {
                 expected = Math.min(length, size - position);
             }
             if (body.length != expected) {
@@ -291,10 +290,10 @@ public final class AzureBlobObjectStore implements ObjectStore {
                         new BlobRange(position, (long) total), null, null, false, null, Context.NONE);
                 if (out.buffers.received() != total) {
                     // Azurite answers a range at or past the end with an empty 200 instead of 416: ask the size.
-                    String contentRange = response.getDeserializedHeaders().getContentRange();
-                    long size = contentRange != null && contentRange.lastIndexOf('/') > 0
-                            ? Long.parseLong(contentRange.substring(contentRange.lastIndexOf('/') + 1).trim())
-                            : blob(key).getProperties().getBlobSize();
+                    long size = StoreSupport.sizeFromContentRange(response.getDeserializedHeaders().getContentRange());
+                    if (size < 0) {
+                        size = blob(key).getProperties().getBlobSize();
+                    }
                     boolean endsEarly = size < position + total;
                     throw new ObjectStoreException(description + ": GET '" + key + "' [" + position + ", "
                             + (position + total) + ") returned " + out.buffers.received() + " bytes"

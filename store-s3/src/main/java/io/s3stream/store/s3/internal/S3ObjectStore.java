@@ -357,13 +357,10 @@ public final class S3ObjectStore implements ObjectStore {
         byte[] body = bytes.asByteArrayUnsafe();
         long expected = length;
         String contentRange = response.contentRange(); // "bytes a-b/size"
-        if (contentRange != null) {
-            int slash = contentRange.lastIndexOf('/');
-            if (slash > 0 && !contentRange.endsWith("*")) {
-                long size = Long.parseLong(contentRange.substring(slash + 1).trim());
-                expected = Math.min(length, size - position);
-            }
-        } else if (response.contentLength() != null && position == 0) {
+        long size = StoreSupport.sizeFromContentRange(contentRange);
+        if (size >= 0) {
+            expected = Math.min(length, size - position);
+        } else if (contentRange == null && response.contentLength() != null && position == 0) {
             expected = Math.min(length, response.contentLength());
         }
         if (body.length != expected || (response.contentLength() != null && response.contentLength() != body.length)) {

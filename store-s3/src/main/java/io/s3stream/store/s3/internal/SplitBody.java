@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.s3stream.internal.store.common.SplitBuffers;
+import io.s3stream.internal.store.common.StoreSupport;
 import io.s3stream.spi.ObjectStoreException;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -133,16 +134,8 @@ final class SplitBody implements AsyncResponseTransformer<GetObjectResponse, Lis
 
         /** Whether {@code Content-Range} ({@code bytes a-b/size}) says the object ends before the ranges do. */
         private boolean objectEndsEarly() {
-            String range = contentRange;
-            int slash = range == null ? -1 : range.lastIndexOf('/');
-            if (slash < 0 || range.endsWith("*")) {
-                return false;
-            }
-            try {
-                return Long.parseLong(range.substring(slash + 1).trim()) < position + total;
-            } catch (NumberFormatException e) {
-                return false;
-            }
+            long size = StoreSupport.sizeFromContentRange(contentRange);
+            return size >= 0 && size < position + total;
         }
 
         void fail(Throwable error) {
