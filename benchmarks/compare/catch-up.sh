@@ -6,6 +6,8 @@
 # ConsumerPerformance passes read the whole backlog back to back ("during"); catch-up MB/s is the median of the passes.
 #   benchmarks/compare/catch-up.sh          # ROUNDS=3 BACKLOG_RECORDS=1000000 RATE=2000 SECONDS_PER_RUN=30
 # STORE=minio runs kafka-shell on MinIO (s3://) instead of its file:// default, when the s3 object store exists.
+# SHELL_ARGS: extra bin/kafka-shell arguments, e.g. a catch-up bandwidth cap:
+#   STORE=minio SHELL_ARGS="--override s3stream.catch.up.bytes.per.second=33554432" benchmarks/compare/catch-up.sh
 . "$(dirname "$0")/lib.sh"
 ROUNDS="${ROUNDS:-3}"
 BACKLOG_RECORDS="${BACKLOG_RECORDS:-1000000}"
@@ -26,6 +28,8 @@ if [ "$STORE" = minio ]; then
   start_minio "$RUN/minio"
   shell_args+=(--override "s3stream.object.store=$S3_URI")
 fi
+# shellcheck disable=SC2206 # SHELL_ARGS is meant to split
+shell_args+=(${SHELL_ARGS:-})
 start_kafka "$RUN/kafka"
 start_shell "$RUN/shell" "${shell_args[@]}"
 log "kafka-shell object store: $STORE"

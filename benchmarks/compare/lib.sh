@@ -207,9 +207,12 @@ create_topic() { # bootstrap topic [config=value ...]; PARTITIONS=N (default 1) 
 produce() {
   local bs="$1" topic="$2" records="$3" tput="$4" warmup="$5" out
   ((warmup < records / 2)) || warmup=$((records / 2))
+  # Each output line gets the wall-clock time it was printed at, so perf.log's 5-s windows line up with a broker's
+  # JFR recording or logs.
   out="$(kt org.apache.kafka.tools.ProducerPerformance --topic "$topic" --num-records "$records" --record-size 1024 \
     --throughput "$tput" --warmup-records "$warmup" \
-    --command-property bootstrap.servers="$bs" acks=all linger.ms=5 batch.size=131072 2>&1)"
+    --command-property bootstrap.servers="$bs" acks=all linger.ms=5 batch.size=131072 2>&1 |
+    while IFS= read -r line; do printf '%s %s\n' "$(date -u +%H:%M:%S.%3N)" "$line"; done)"
   printf '%s\n' "$out" >>"$RUN/perf.log"
   printf '%s\n' "$out" | python3 "$COMPARE/parse_perf.py" producer
 }

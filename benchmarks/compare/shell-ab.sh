@@ -116,8 +116,10 @@ for ((round = 1; round <= ROUNDS; round++)); do
   done
 done
 
-python3 - "$TSV" "$base_rev${BASE_ENV:+ with $BASE_ENV}${BASE_ARGS:+ $BASE_ARGS}" \
-  "$head_rev${HEAD_ENV:+ with $HEAD_ENV}${HEAD_ARGS:+ $HEAD_ARGS}" <<'PY'
+# The table's header names each side's arguments, with any secretKey=... in a store URI masked.
+masked() { sed -E 's/(secretKey=)[^& ]*/\1****/g' <<<"$1"; }
+python3 - "$TSV" "$(masked "$base_rev${BASE_ENV:+ with $BASE_ENV}${BASE_ARGS:+ $BASE_ARGS}")" \
+  "$(masked "$head_rev${HEAD_ENV:+ with $HEAD_ENV}${HEAD_ARGS:+ $HEAD_ARGS}")" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 base, head = sys.argv[2], sys.argv[3]
