@@ -57,7 +57,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     sleep 3
     quiet; load="$LOAD"
     create_topic "$bs" "live-during-$round"
-    passes="$RUN/passes-$sys-$round"; : >"$passes"
+    passes="$RUN/passes-$sys-$round"; : >"$passes"; rm -f "$passes.stop" # a stop file left by an earlier run
     ( while [ ! -e "$passes.stop" ]; do consume "$bs" backlog "$BACKLOG_RECORDS" >>"$passes" || break; done ) &
     reader=$!
     sleep 2 # the first pass is past its group join and reading

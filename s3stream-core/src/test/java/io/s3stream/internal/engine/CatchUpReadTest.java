@@ -62,6 +62,24 @@ class CatchUpReadTest {
     }
 
     @Test
+    void aReaderThatLeavesTheLastBatchOfEachFetchIsStillReadAheadFor() throws Exception {
+        StreamStorage storage = fixture.open(1, b -> b.objectStore("faulty://" + store));
+        CatchUpScenario scenario = CatchUpScenario.prepare(storage);
+        FaultyObjectStoreProvider.faults(store).on(FaultInjectingObjectStore.Operation.GET).always()
+                .delay(Duration.ofMillis(3));
+        StorageMetrics before = storage.metrics();
+
+        CatchUpScenario.Result run = scenario.replay(seed, true);
+
+        StorageMetrics after = storage.metrics();
+        assertThat(after.reads().fromObjects() - before.reads().fromObjects()).isPositive();
+        // Each fetch starts inside the data of the one before (not at its end): still one sequential reader.
+        assertThat(after.readAhead().blocks()).as("blocks read ahead").isPositive();
+        assertThat(after.readAhead().hits()).as("read-ahead served the reader (%d fetches)", run.catchUpFetches())
+                .isPositive();
+    }
+
+    @Test
     void budgetsBeyondTheDirectMemoryLimitAreRefusedAtStartup() {
         StorageConfig config = StorageConfig.builder().nodeId(1).dataDir(Path.of("/tmp"))
                 .logCacheBytes(64L << 20).blockCacheBytes(32L << 20).build();
