@@ -28,6 +28,10 @@ RECORDS="${RECORDS:-200000}"
 RATE_SECONDS="${RATE_SECONDS:-20}"
 BACKLOG_RECORDS="${BACKLOG_RECORDS:-2000000}"
 read -r -a TESTS <<<"${TESTS:-unthrottled rate10000}"
+if [[ " ${TESTS[*]} " == *" consume "* && " ${TESTS[*]} " != *" unthrottled "* ]]; then
+  echo "TESTS: consume reads the topic unthrottled writes in the same round; add unthrottled before it" >&2
+  exit 2
+fi
 BASE_PORT="${BASE_PORT:-29192}"
 
 setup_kafka_tools
