@@ -10,14 +10,20 @@ import java.util.List;
 /**
  * The buffers of a split read ({@code ObjectStore.getSplit}) filled in order as the body arrives: one direct buffer
  * per range, allocated when its first byte comes, so the body is copied once, from the client's buffers into the ones
- * the caller keeps. Bytes past the last range are refused, never kept. Not thread-safe: one body, one writer.
+ * the caller keeps. Bytes past the last range are refused, never kept.
+ *
+ * <p>Once the buffers are {@linkplain #take() taken} or {@linkplain #release() released} every later write is refused
+ * and allocates nothing: a client may still be writing a body on its own thread (an event loop) after the thread that
+ * waited for it gave up, and a buffer allocated then would be owned by no one. Thread-safe for that reason; the lock
+ * is uncontended on the ordinary path (one writer, then one taker).
  */
 public final class SplitBuffers {
     private final int[] lengths;
     private final ByteBufAllocator allocator;
     private final List<ByteBuf> parts;
-    private long received;
     private final long total;
+    private long received; // guarded by this
+    private boolean closed; // guarded by this: taken or released
 
     public SplitBuffers(int[] lengths, ByteBufAllocator allocator) {
         this.lengths = lengths;
@@ -30,8 +36,14 @@ public final class SplitBuffers {
         this.total = sum;
     }
 
-    /** Takes all of {@code chunk}; {@code false} (and nothing past the last range kept) when it goes past the end. */
-    public boolean write(ByteBuffer chunk) {
+    /**
+     * Takes all of {@code chunk}; {@code false} (and nothing past the last range kept) when it goes past the end or
+     * arrives after the buffers were taken or released.
+     */
+    public synchronized boolean write(ByteBuffer chunk) {
+        if (closed) {
+            return false;
+        }
         while (chunk.hasRemaining()) {
             ByteBuf part = current();
             if (part == null) {
@@ -68,8 +80,13 @@ public final class SplitBuffers {
     }
 
     /** Bytes taken so far. */
-    public long received() {
+    public synchronized long received() {
         return received;
+    }
+
+    /** Whether the buffers were taken or released: every write from now on is refused. */
+    public synchronized boolean isClosed() {
+        return closed;
     }
 
     /** The sum of the ranges' lengths. */
@@ -77,18 +94,23 @@ public final class SplitBuffers {
         return total;
     }
 
-    /** The filled buffers, handed over to the caller; only once every range is full. */
-    public List<ByteBuf> take() {
+    /** The filled buffers, handed over to the caller; only once every range is full, and only once. */
+    public synchronized List<ByteBuf> take() {
+        if (closed) {
+            throw new IllegalStateException("split read already taken or released");
+        }
         if (received != total) {
             throw new IllegalStateException("split read has " + received + " of its " + total + " bytes");
         }
         List<ByteBuf> out = List.copyOf(parts);
         parts.clear();
+        closed = true;
         return out;
     }
 
-    /** Releases what was gathered (a failed or abandoned read). */
-    public void release() {
+    /** Releases what was gathered (a failed or abandoned read) and refuses any later write; idempotent. */
+    public synchronized void release() {
+        closed = true;
         parts.forEach(ByteBuf::release);
         parts.clear();
     }

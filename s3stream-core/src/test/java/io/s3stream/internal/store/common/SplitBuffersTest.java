@@ -12,6 +12,7 @@ import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 
 class SplitBuffersTest {
     private final UnpooledByteBufAllocator allocator = new UnpooledByteBufAllocator(true);
@@ -51,5 +52,53 @@ class SplitBuffersTest {
         assertThat(buffers.received()).isEqualTo(8);
         buffers.release();
         assertThat(allocator.metric().usedDirectMemory()).isZero();
+    }
+
+    @Test
+    void aWriteAfterTheBuffersWereReleasedOrTakenIsRefusedAndAllocatesNothing() {
+        SplitBuffers released = new SplitBuffers(new int[] {4, 4}, allocator);
+        assertThat(released.write(new byte[2], 0, 2)).isTrue();
+        released.release();
+        assertThat(released.write(new byte[4], 0, 4)).isFalse();
+        assertThat(released.write(ByteBuffer.allocate(8))).isFalse();
+        assertThat(allocator.metric().usedDirectMemory()).isZero();
+        assertThatThrownBy(released::take).isInstanceOf(IllegalStateException.class).hasMessageContaining("released");
+
+        SplitBuffers taken = new SplitBuffers(new int[] {4}, allocator);
+        assertThat(taken.write(new byte[4], 0, 4)).isTrue();
+        List<ByteBuf> parts = taken.take();
+        assertThat(taken.write(new byte[4], 0, 4)).isFalse();
+        assertThatThrownBy(taken::take).isInstanceOf(IllegalStateException.class);
+        taken.release();
+        assertThat(parts.getFirst().refCnt()).isEqualTo(1); // a release after the hand-over leaves the caller's buffer
+        parts.getFirst().release();
+        assertThat(allocator.metric().usedDirectMemory()).isZero();
+    }
+
+    @Test
+    void aWriterStillRunningWhenTheWaiterGivesUpLeavesNoBufferBehind() throws Exception {
+        // The shape of an Azure download: the SDK writes the body on its event loop while the thread that waited for
+        // it fails and releases; whatever the interleaving, no buffer outlives the release.
+        Random random = new Random(23);
+        for (int trial = 0; trial < 200; trial++) {
+            int[] lengths = new int[64];
+            Arrays.fill(lengths, 16);
+            SplitBuffers buffers = new SplitBuffers(lengths, allocator);
+            CountDownLatch started = new CountDownLatch(1);
+            Thread writer = Thread.ofPlatform().start(() -> {
+                started.countDown();
+                byte[] chunk = new byte[5];
+                while (buffers.write(chunk, 0, chunk.length)) {
+                    Thread.onSpinWait();
+                }
+            });
+            started.await();
+            for (int spin = random.nextInt(2_000); spin > 0; spin--) {
+                Thread.onSpinWait();
+            }
+            buffers.release();
+            writer.join();
+            assertThat(allocator.metric().usedDirectMemory()).as("trial %d", trial).isZero();
+        }
     }
 }

@@ -323,7 +323,9 @@ public final class AzureBlobObjectStore implements ObjectStore {
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
             if (!buffers.write(b, off, len)) {
-                throw new IOException("the body went on past the " + buffers.total() + " bytes asked for");
+                // Closed: the waiting thread gave up (interrupted by close) and released, while the SDK still writes.
+                throw new IOException(buffers.isClosed() ? "the read was abandoned"
+                        : "the body went on past the " + buffers.total() + " bytes asked for");
             }
         }
     }
