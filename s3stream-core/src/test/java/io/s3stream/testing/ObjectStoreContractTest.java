@@ -201,6 +201,30 @@ public abstract class ObjectStoreContractTest {
     }
 
     @Test
+    void closingTheStoreDuringSplitReadsLeavesNoBufferBehind() throws Exception {
+        // A client may go on writing a body after the read was given up (a close interrupts the waiting thread): what
+        // it writes then must not allocate buffers that no one owns.
+        put("split-closed", bytes(4 * 1024 * 1024));
+        int[] lengths = new int[64];
+        Arrays.fill(lengths, 64 * 1024);
+        List<CompletableFuture<List<ByteBuf>>> reads = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            reads.add(store.getSplit("split-closed", 0, lengths));
+        }
+        Thread.sleep(100 + random.nextInt(200));
+        store.close();
+        for (CompletableFuture<List<ByteBuf>> read : reads) {
+            try {
+                read.get(TIMEOUT_SECONDS, TimeUnit.SECONDS).forEach(ByteBuf::release);
+            } catch (ExecutionException e) {
+                assertThat(e.getCause()).isInstanceOf(ObjectStoreException.class);
+            }
+        }
+        Thread.sleep(500); // what the client still had in flight when the reads settled
+        LeakCheck.assertNoLeaks();
+    }
+
+    @Test
     void splitGetPastTheEndOrWithBadLengthsFailsAndIsFinal() {
         put("split-short", bytes(1000));
         List<CompletableFuture<List<ByteBuf>>> bad = List.of(
