@@ -199,7 +199,8 @@ public final class ObjectStorage implements AutoCloseable {
 
     /**
      * Ranged read of exactly {@code length} bytes (a shorter or longer answer is retried, never returned), possibly
-     * merged with neighbouring reads of the same object; the caller owns the returned buffer.
+     * merged with neighbouring reads of the same object (as a split read, so the buffer holds only these bytes unless
+     * another read overlaps them); the caller owns the returned buffer.
      */
     public CompletableFuture<ByteBuf> get(String key, long position, int length, Priority priority) {
         if (settings.mergeGapBytes() < 0 || length <= 0) {
@@ -207,7 +208,12 @@ public final class ObjectStorage implements AutoCloseable {
         }
         return merger.read(key, position, length, group -> withRetry(RequestKind.GET, key, priority, () -> {
             group.seal();
-            return hedged(() -> checkedGet(key, group.start(), group.length()), ByteBuf::release);
+            int[] pieces = group.pieces();
+            if (pieces.length == 1) {
+                return hedged(() -> checkedGet(key, group.start(), pieces[0]).thenApply(List::of),
+                        ObjectStorage::releaseAll);
+            }
+            return hedged(() -> checkedGetSplit(key, group.start(), pieces), ObjectStorage::releaseAll);
         }));
     }
 

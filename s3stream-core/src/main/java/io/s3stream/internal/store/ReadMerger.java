@@ -4,6 +4,8 @@ import io.netty.buffer.ByteBuf;
 import io.s3stream.internal.util.Futures;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,8 +15,12 @@ import java.util.function.Function;
 
 /**
  * Range-read merging for {@link ObjectStorage}: ranged reads of one object that wait for a request slot at the same
- * time, and lie within {@code maxGap} bytes of each other, become one GET of at most {@code maxBytes}; each caller gets
- * its own retained slice of the one buffer.
+ * time, and lie within {@code maxGap} bytes of each other, become one GET of at most {@code maxBytes}.
+ *
+ * <p>A group whose reads do not overlap is read as a split GET ({@code ObjectStore.getSplit}): one request, each read
+ * (and each gap between two reads, released on arrival) in a buffer of its own, so a caller that keeps its buffer (the
+ * block cache keeps blocks) holds exactly the bytes it asked for. Only reads that overlap (two readers of one index
+ * range) share one buffer, each with a retained slice of it.
  *
  * <p>Design note: a read opens a {@link Group} and launches its GET at once; the GET's request waits in the scheduler
  * like any other. Until that request gets a slot and {@linkplain Group#seal() seals} the group, later reads nearby join
@@ -40,11 +46,11 @@ final class ReadMerger {
 
     /**
      * Reads {@code [position, position + length)} of {@code key}: joins an open group of that object, or opens one and
-     * starts its GET with {@code launch}, which must {@link Group#seal()} the group when the request is sent and then
-     * read {@link Group#start()} and {@link Group#length()}.
+     * starts its GET with {@code launch}, which must {@link Group#seal()} the group when the request is sent, then read
+     * {@link Group#start()} and {@link Group#pieces()} and answer one buffer per piece.
      */
     CompletableFuture<ByteBuf> read(String key, long position, int length,
-                                    Function<Group, CompletableFuture<ByteBuf>> launch) {
+                                    Function<Group, CompletableFuture<List<ByteBuf>>> launch) {
         Waiter waiter = new Waiter(position, length, new CompletableFuture<>());
         Group group;
         synchronized (open) {
@@ -72,6 +78,7 @@ final class ReadMerger {
         private long start;
         private long end;
         private boolean sealed;
+        private int[] pieces;
 
         private Group(String key, Waiter first) {
             this.key = key;
@@ -87,10 +94,16 @@ final class ReadMerger {
             }
         }
 
-        /** The length of the merged range; fixed once sealed. */
-        int length() {
+        /**
+         * The lengths the merged range is read in, consecutive from {@link #start()}: one per read and one per gap
+         * between two reads, or the whole range as one piece when reads overlap. Set by {@link #seal()}.
+         */
+        int[] pieces() {
             synchronized (open) {
-                return (int) (end - start);
+                if (!sealed) {
+                    throw new IllegalStateException("the group's pieces are fixed when it is sealed");
+                }
+                return pieces;
             }
         }
 
@@ -116,6 +129,7 @@ final class ReadMerger {
             synchronized (open) {
                 if (!sealed) {
                     sealed = true;
+                    pieces = plan();
                     List<Group> groups = open.get(key);
                     if (groups != null) {
                         groups.remove(this);
@@ -127,8 +141,30 @@ final class ReadMerger {
             }
         }
 
-        /** Hands each waiter its slice (a retained slice of the one buffer), then drops the group's reference. */
-        private void distribute(ByteBuf buf, Throwable error) {
+        /** Orders the waiters by position (for good: {@link #distribute} walks them in that order). */
+        private int[] plan() {
+            waiters.sort(Comparator.comparingLong(Waiter::position));
+            int[] lengths = new int[2 * waiters.size()];
+            int n = 0;
+            long at = start;
+            for (Waiter w : waiters) {
+                if (w.position < at) {
+                    return new int[] {(int) (end - start)};
+                }
+                if (w.position > at) {
+                    lengths[n++] = (int) (w.position - at);
+                }
+                lengths[n++] = w.length;
+                at = w.position + w.length;
+            }
+            return Arrays.copyOf(lengths, n);
+        }
+
+        /**
+         * Hands each waiter its buffer: its own piece of a split read (the gaps' pieces are released), or a retained
+         * slice of the one buffer when the reads overlap. A waiter that is already done does not take its buffer.
+         */
+        private void distribute(List<ByteBuf> parts, Throwable error) {
             if (error != null) {
                 Throwable cause = Futures.unwrap(error);
                 for (Waiter w : waiters) {
@@ -136,11 +172,30 @@ final class ReadMerger {
                 }
                 return;
             }
+            if (waiters.size() == 1 || parts.size() > 1) {
+                long at = start;
+                int next = 0;
+                for (Waiter w : waiters) {
+                    if (w.position > at) {
+                        parts.get(next++).release(); // the gap before this read
+                    }
+                    handOver(w, parts.get(next++));
+                    at = w.position + w.length;
+                }
+                return;
+            }
+            ByteBuf buf = parts.getFirst();
             try {
                 for (Waiter w : waiters) {
-                    w.result.complete(buf.retainedSlice(buf.readerIndex() + (int) (w.position - start), w.length));
+                    handOver(w, buf.retainedSlice(buf.readerIndex() + (int) (w.position - start), w.length));
                 }
             } finally {
+                buf.release();
+            }
+        }
+
+        private static void handOver(Waiter w, ByteBuf buf) {
+            if (!w.result.complete(buf)) {
                 buf.release();
             }
         }
