@@ -54,7 +54,7 @@ final class FileMultipartUpload implements MultipartUpload {
         }
         ByteBuf bytes = data.retainedSlice();
         return store.<Void>submit("uploadPart " + partNumber + " of", key, () -> {
-            storePart(partNumber, channel -> store.writeAll(bytes, channel));
+            storePart(partNumber, bytes.readableBytes(), channel -> store.writeAll(bytes, channel));
             return null;
         }).whenComplete((v, e) -> bytes.release());
     }
@@ -78,7 +78,7 @@ final class FileMultipartUpload implements MultipartUpload {
             }
             try (in) {
                 StoreSupport.checkCopyRange(store.description(), sourceKey, in.size(), position, length);
-                storePart(partNumber, out -> store.transferSliced(out, length, (done, max) -> {
+                storePart(partNumber, length, out -> store.transferSliced(out, length, (done, max) -> {
                     long n = in.transferTo(position + done, max, out);
                     if (n <= 0) {
                         throw new ObjectStoreException(store.description() + ": source '" + sourceKey
@@ -101,7 +101,11 @@ final class FileMultipartUpload implements MultipartUpload {
         }
         completion = store.submit("complete multipart upload of", key, () -> {
             List<Path> parts = partsInOrder();
-            Path temp = store.writeTemp(key, target.getParent(), true, out -> {
+            long length = 0;
+            for (Path part : parts) {
+                length += Files.size(part);
+            }
+            Path temp = store.writeTemp(key, target.getParent(), true, length, out -> {
                 for (Path part : parts) {
                     try (FileChannel in = FileChannel.open(part, StandardOpenOption.READ)) {
                         store.transferSliced(out, in.size(), (done, max) -> in.transferTo(done, max, out));
@@ -138,10 +142,10 @@ final class FileMultipartUpload implements MultipartUpload {
                 + "': it was " + (aborted ? "aborted" : "completed");
     }
 
-    private void storePart(int partNumber, FileObjectStore.ContentWriter writer) throws IOException {
+    private void storePart(int partNumber, long length, FileObjectStore.ContentWriter writer) throws IOException {
         Path temp;
         try {
-            temp = store.writeTemp(key, staging, false, writer);
+            temp = store.writeTemp(key, staging, false, length, writer);
         } catch (NoSuchFileException e) {
             throw new ObjectStoreException(store.description() + ": multipart upload " + uploadId + " of '" + key
                     + "' no longer exists (aborted)", false);

@@ -87,11 +87,13 @@ public final class FileObjectStore implements ObjectStore {
     private final int minPartSizeBytes;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final SpaceReserve reserve;
 
-    private FileObjectStore(Path root, int minPartSizeBytes) {
+    private FileObjectStore(Path root, int minPartSizeBytes, long reserveBytes) throws IOException {
         this.root = root;
         this.description = "file://" + root;
         this.minPartSizeBytes = minPartSizeBytes;
+        this.reserve = SpaceReserve.of(description, root, reserveBytes);
     }
 
     /**
@@ -100,6 +102,14 @@ public final class FileObjectStore implements ObjectStore {
      * @throws ObjectStoreException naming the path when it is not a directory or not writable
      */
     public static FileObjectStore open(Path directory, int minPartSizeBytes) {
+        return open(directory, minPartSizeBytes, -1);
+    }
+
+    /**
+     * Opens a store in {@code directory} that keeps {@code reserveBytes} of its file system free for metadata (see
+     * {@link SpaceReserve}; negative: the default, 1/32 of the file system and at most 16 MiB).
+     */
+    public static FileObjectStore open(Path directory, int minPartSizeBytes, long reserveBytes) {
         Path root = directory.toAbsolutePath().normalize();
         if (Files.exists(root) && !Files.isDirectory(root)) {
             throw new ObjectStoreException("file object store: " + root + " exists but is not a directory", false);
@@ -120,7 +130,12 @@ public final class FileObjectStore implements ObjectStore {
         } catch (IOException e) {
             throw new ObjectStoreException("file object store: directory " + root + " is not writable: " + e, e, false);
         }
-        return new FileObjectStore(root, minPartSizeBytes);
+        try {
+            return new FileObjectStore(root, minPartSizeBytes, reserveBytes);
+        } catch (IOException e) {
+            throw new ObjectStoreException("file object store: cannot read the free space of " + root + ": " + e, e,
+                    false);
+        }
     }
 
     /** The directory holding the objects. */
@@ -139,7 +154,8 @@ public final class FileObjectStore implements ObjectStore {
         // Hold the bytes until the write finishes even if the caller gives up (a timeout) and releases its buffer.
         ByteBuf bytes = data.retainedSlice();
         return this.<Void>submit("put", key, () -> {
-            publishByRename(key, target, writeTemp(key, target.getParent(), true, channel -> writeAll(bytes, channel)));
+            publishByRename(key, target, writeTemp(key, target.getParent(), true, bytes.readableBytes(),
+                    channel -> writeAll(bytes, channel)));
             return null;
         }).whenComplete((v, e) -> bytes.release());
     }
@@ -158,7 +174,7 @@ public final class FileObjectStore implements ObjectStore {
                 return false; // cheap early answer; the link below is what decides
             }
             Path dir = target.getParent();
-            Path temp = writeTemp(key, dir, true, channel -> writeAll(bytes, channel));
+            Path temp = writeTemp(key, dir, true, bytes.readableBytes(), channel -> writeAll(bytes, channel));
             try {
                 Files.createLink(target, temp);
             } catch (FileAlreadyExistsException e) {
@@ -437,31 +453,22 @@ public final class FileObjectStore implements ObjectStore {
         // through once a few bytes are back. Any other local disk error does not go away by itself; repeating the
         // request would only hide it.
         return new ObjectStoreException(description + ": " + operation + " '" + subject + "' failed: " + t, t,
-                isOutOfSpace(t));
+                SpaceReserve.isOutOfSpace(t));
     }
 
-    /**
-     * Whether {@code t} (or a cause) is the file system's "no space" or "quota exceeded" error. Java reports ENOSPC
-     * and EDQUOT only as the message of an {@link IOException} (the reason of a {@link FileSystemException}), the
-     * C library's text for the error number.
-     */
-    static boolean isOutOfSpace(Throwable t) {
-        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-            String text = c instanceof FileSystemException f ? f.getReason() : c.getMessage();
-            if (c instanceof IOException && text != null
-                    && (text.contains("No space left on device") || text.contains("Disk quota exceeded"))) {
-                return true;
-            }
-        }
-        return false;
-    }
 
     /**
      * Writes a new temporary file in {@code dir} and forces it to the device. When {@code createParents} is set the
      * directory is created (and forced into its parent) if missing, and a race with a delete that removes it again
-     * is retried.
+     * is retried. A data object's {@code length} bytes must leave the {@link SpaceReserve} free.
      */
-    Path writeTemp(String key, Path dir, boolean createParents, ContentWriter writer) throws IOException {
+    Path writeTemp(String key, Path dir, boolean createParents, long length, ContentWriter writer) throws IOException {
+        try (SpaceReserve.Claim _ = reserve.claim("write", key, length)) {
+            return writeTemp(key, dir, createParents, writer);
+        }
+    }
+
+    private Path writeTemp(String key, Path dir, boolean createParents, ContentWriter writer) throws IOException {
         for (int attempt = 1; ; attempt++) {
             Path temp = dir.resolve(TEMP_PREFIX + UUID.randomUUID());
             FileChannel channel;

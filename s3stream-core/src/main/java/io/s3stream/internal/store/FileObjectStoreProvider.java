@@ -8,10 +8,12 @@ import io.s3stream.spi.UriSettings;
 
 import java.net.URI;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
- * Opens a {@link FileObjectStore} for {@code file:///absolute/dir}. The only setting is the query parameter
- * {@code minPartSizeBytes} (default 5 MiB, as on S3), for tests that want small multipart uploads.
+ * Opens a {@link FileObjectStore} for {@code file:///absolute/dir}. Query settings: {@code minPartSizeBytes} (default 5
+ * MiB, as on S3), for tests that want small multipart uploads; {@code reserveBytes}, the room data objects leave free
+ * for metadata commits (default 1/32 of the file system, at most 16 MiB; 0 for none; see {@link SpaceReserve}).
  */
 public final class FileObjectStoreProvider implements ObjectStoreProvider {
 
@@ -35,6 +37,20 @@ public final class FileObjectStoreProvider implements ObjectStoreProvider {
             throw new ObjectStoreException(UriSettings.withoutQuery(uri) + ": a file object store URI has no host ('" + authority
                     + "'); write file:///absolute/dir", false);
         }
-        return FileObjectStore.open(Path.of(uri.getPath()), StoreSupport.minPartSizeBytes(uri));
+        int minPartSizeBytes = StoreSupport.minPartSizeBytes(uri, List.of("reserveBytes"));
+        String reserve = UriSettings.query(uri).get("reserveBytes");
+        long reserveBytes = -1;
+        if (reserve != null) {
+            try {
+                reserveBytes = Long.parseLong(reserve);
+            } catch (NumberFormatException e) {
+                reserveBytes = -1;
+            }
+            if (reserveBytes < 0) {
+                throw new ObjectStoreException(UriSettings.withoutQuery(uri) + ": reserveBytes must be a non-negative"
+                        + " integer, was '" + reserve + "'", false);
+            }
+        }
+        return FileObjectStore.open(Path.of(uri.getPath()), minPartSizeBytes, reserveBytes);
     }
 }

@@ -35,6 +35,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(240)
 class FullDiskTest {
     private static final int BATCH = 64 * 1024;
+    /** The room the {@code file://} store keeps free for metadata commits: data objects never take it. */
+    private static final long RESERVE = 2L << 20;
 
     @TempDir
     Path tmp;
@@ -52,7 +54,7 @@ class FullDiskTest {
                 .nodeId(1)
                 .dataDir(data)
                 .wal("mem://" + name + "?capacity=96MiB")
-                .objectStore(bucket.toUri().toString())
+                .objectStore(bucket.toUri() + "?reserveBytes=" + RESERVE)
                 .logCacheBytes(64L << 20)
                 .blockCacheBytes(4L << 20)
                 .uploadThresholdBytes(2L << 20)
@@ -160,11 +162,11 @@ class FullDiskTest {
             Path bucket = Files.createDirectories(fs.path().resolve("bucket"));
             Path data = Files.createDirectories(tmp.resolve("data"));
             // Blocks are sealed by size only (an hour between timed rounds), so the first one is 2 MiB: it holds the
-            // small stream's 512 KiB and 1.5 MiB of the big one, and cannot fit in the 1.5 MiB left.
+            // small stream's 512 KiB and 1.5 MiB of the big one, and cannot fit in the 1.5 MiB left above the reserve.
             StreamStorage storage = EngineHooks.open(config(name, data, bucket, Duration.ofHours(1)), System::nanoTime);
             Stream big = storage.createStream(StreamOptions.builder().build()).get();
             Stream small = storage.createStream(StreamOptions.builder().build()).get();
-            fillLeaving(fs, 3L << 19);
+            fillLeaving(fs, RESERVE + (3L << 19));
             for (CompletableFuture<?> f : append(small, 8)) {
                 f.get(30, TimeUnit.SECONDS);
             }
@@ -222,7 +224,7 @@ class FullDiskTest {
             StreamStorage storage = StreamStorage.open(config);
             Stream big = storage.createStream(StreamOptions.builder().build()).get();
             Stream small = storage.createStream(StreamOptions.builder().build()).get();
-            fillLeaving(fs, 3L << 19);
+            fillLeaving(fs, RESERVE + (3L << 19));
             for (CompletableFuture<?> f : append(small, 8)) {
                 f.get(30, TimeUnit.SECONDS);
             }

@@ -3,6 +3,7 @@ package io.s3stream.internal.store;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.s3stream.spi.ObjectNotFoundException;
+import io.s3stream.spi.ObjectKeys;
 import io.s3stream.spi.ObjectStore;
 import io.s3stream.spi.ObjectStoreException;
 import io.s3stream.testing.ObjectStoreContractTest;
@@ -119,9 +120,46 @@ class FileObjectStoreTest extends ObjectStoreContractTest {
             await(small.delete(List.of("filler")));
             assertThat(await(small.putIfAbsent("manifest/log/1", Unpooled.wrappedBuffer(new byte[2 << 20])))).isTrue();
         }
-        assertThat(FileObjectStore.isOutOfSpace(new IOException("Input/output error"))).isFalse();
-        assertThat(FileObjectStore.isOutOfSpace(new RuntimeException(new java.nio.file.FileSystemException(
+        assertThat(SpaceReserve.isOutOfSpace(new IOException("Input/output error"))).isFalse();
+        assertThat(SpaceReserve.isOutOfSpace(new RuntimeException(new java.nio.file.FileSystemException(
                 "/x", null, "Disk quota exceeded")))).isTrue();
+    }
+
+    @Test
+    void dataObjectsLeaveTheReserveFreeForMetadataCommits() {
+        try (SmallFileSystem fs = SmallFileSystem.mount(dir.resolve("reserve"), 16);
+             ObjectStore small = ObjectStores.open(fs.path().resolve("objects").toUri()
+                     + "?reserveBytes=4194304&minPartSizeBytes=1024")) {
+            // Other files leave about 6 MiB usable.
+            await(small.put("filler", Unpooled.wrappedBuffer(new byte[(int) (fs.usableBytes() - (6L << 20))])));
+            String data = ObjectKeys.dataKey(7);
+            Throwable refused = failure(small.put(data, Unpooled.wrappedBuffer(new byte[3 << 20])));
+            assertThat(refused).isInstanceOf(ObjectStoreException.class)
+                    .hasMessageContaining("refused for lack of space")
+                    .hasMessageContaining("4194304 bytes kept free for metadata commits")
+                    .hasMessageContaining(data);
+            assertThat(((ObjectStoreException) refused).isRetriable()).isTrue();
+            assertThat(await(small.head(data))).isEmpty();
+            ObjectStore.MultipartUpload upload = await(small.startMultipart("tenant/" + data));
+            assertThat(failure(upload.uploadPart(1, Unpooled.wrappedBuffer(new byte[3 << 20]))))
+                    .as("a data object's parts, under a prefix").hasMessageContaining("refused for lack of space");
+            await(upload.abort());
+
+            await(small.put(data, Unpooled.wrappedBuffer(new byte[1 << 20]))); // leaves 5 MiB: above the reserve
+            assertThat(await(small.putIfAbsent("manifest/log/1", Unpooled.wrappedBuffer(new byte[3 << 20]))))
+                    .as("metadata may use the reserve").isTrue();
+            assertThat(fs.usableBytes()).isLessThan(4L << 20);
+        }
+        try (ObjectStore none = ObjectStores.open(root.toUri() + "?reserveBytes=0")) {
+            await(none.put(ObjectKeys.dataKey(8), Unpooled.wrappedBuffer(new byte[10])));
+        }
+        for (String bad : List.of("-1", "lots", "")) {
+            assertThatThrownBy(() -> ObjectStores.open(root.toUri() + "?reserveBytes=" + bad).close()).as(bad)
+                    .isInstanceOf(ObjectStoreException.class)
+                    .hasMessageContaining("reserveBytes must be a non-negative integer");
+        }
+        assertThatThrownBy(() -> ObjectStores.open(root.toUri() + "?reserve=1").close())
+                .hasMessageContaining("the settings are minPartSizeBytes, reserveBytes");
     }
 
     @Test

@@ -6,6 +6,7 @@ import io.s3stream.spi.UriSettings;
 
 import java.net.URI;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
@@ -109,13 +110,22 @@ public final class StoreSupport {
      * S3's 5 MiB. Unknown settings are refused so that a typo does not pass silently.
      */
     public static int minPartSizeBytes(URI uri) {
+        return minPartSizeBytes(uri, List.of());
+    }
+
+    /** {@link #minPartSizeBytes(URI)} for a store whose URI may also hold {@code otherSettings}, read elsewhere. */
+    public static int minPartSizeBytes(URI uri, List<String> otherSettings) {
         int minPartSizeBytes = DEFAULT_MIN_PART_SIZE_BYTES;
         for (Map.Entry<String, String> setting : UriSettings.query(uri).entrySet()) {
             String name = setting.getKey();
             String value = setting.getValue();
+            if (otherSettings.contains(name)) {
+                continue;
+            }
             if (!name.equals("minPartSizeBytes")) {
                 throw new ObjectStoreException(UriSettings.withoutQuery(uri) + ": unknown setting '" + name
-                        + "' (the only setting is minPartSizeBytes)", false);
+                        + (otherSettings.isEmpty() ? "' (the only setting is minPartSizeBytes)"
+                        : "' (the settings are minPartSizeBytes, " + String.join(", ", otherSettings) + ")"), false);
             }
             try {
                 minPartSizeBytes = Integer.parseInt(value);
