@@ -69,6 +69,7 @@ public final class StorageConfig {
     private final OptionalInt readAheadMaxWindowBytes;
     private final int catchUpMaxInFlight;
     private final long catchUpBytesPerSecond;
+    private final double catchUpCpuTarget;
 
     private StorageConfig(Builder b) {
         this.nodeId = b.nodeId;
@@ -103,6 +104,7 @@ public final class StorageConfig {
                 : OptionalInt.of(b.readAheadMaxWindowBytes);
         this.catchUpMaxInFlight = b.catchUpMaxInFlight;
         this.catchUpBytesPerSecond = b.catchUpBytesPerSecond;
+        this.catchUpCpuTarget = b.catchUpCpuTarget;
     }
 
     public static Builder builder() {
@@ -273,6 +275,14 @@ public final class StorageConfig {
         return catchUpBytesPerSecond;
     }
 
+    /**
+     * The machine's CPU load (0..1) above which catch-up reads back off while the node takes appends (within
+     * {@link #catchUpBytesPerSecond()}); 0: they never back off.
+     */
+    public double catchUpCpuTarget() {
+        return catchUpCpuTarget;
+    }
+
     @Override
     public String toString() {
         return "StorageConfig{nodeId=" + nodeId + ", dataDir=" + dataDir + ", wal=" + wal
@@ -297,7 +307,7 @@ public final class StorageConfig {
                 + ", objectStoreMaxInFlight=" + objectStoreMaxInFlight + ", costLogInterval=" + costLogInterval
                 + ", backpressureTimeout=" + backpressureTimeout + ", readAheadBytes=" + readAheadBytes
                 + ", readAheadMaxWindowBytes=" + readAheadMaxWindowBytes + ", catchUpMaxInFlight=" + catchUpMaxInFlight
-                + ", catchUpBytesPerSecond=" + catchUpBytesPerSecond + '}';
+                + ", catchUpBytesPerSecond=" + catchUpBytesPerSecond + ", catchUpCpuTarget=" + catchUpCpuTarget + '}';
     }
 
     /**
@@ -332,6 +342,7 @@ public final class StorageConfig {
         int readAheadMaxWindowBytes = UNSET_INT;
         int catchUpMaxInFlight = 8;
         long catchUpBytesPerSecond;
+        double catchUpCpuTarget = 0.8;
         long uploadThresholdBytes = 32 * MIB;
         Duration uploadInterval = Duration.ofSeconds(10);
         long streamObjectThresholdBytes = 8 * MIB;
@@ -412,6 +423,15 @@ public final class StorageConfig {
         /** Average catch-up read bandwidth; 0 (the default) for no limit beyond the store's priorities. */
         public Builder catchUpBytesPerSecond(long bytesPerSecond) {
             this.catchUpBytesPerSecond = bytesPerSecond;
+            return this;
+        }
+
+        /**
+         * CPU load (0..1) of the machine above which catch-up reads back off while appends are taken. Default 0.8;
+         * 0 turns the governor off.
+         */
+        public Builder catchUpCpuTarget(double load) {
+            this.catchUpCpuTarget = load;
             return this;
         }
 
@@ -560,6 +580,8 @@ public final class StorageConfig {
             }
             require(catchUpMaxInFlight >= 1, "catchUpMaxInFlight", "must be >= 1", catchUpMaxInFlight);
             require(catchUpBytesPerSecond >= 0, "catchUpBytesPerSecond", "must be >= 0", catchUpBytesPerSecond);
+            require(catchUpCpuTarget >= 0 && catchUpCpuTarget < 1, "catchUpCpuTarget", "must be in [0, 1)",
+                    catchUpCpuTarget);
             require(uploadThresholdBytes >= 64 * 1024, "uploadThresholdBytes", "must be >= 64 KiB",
                     uploadThresholdBytes);
             if (logCacheBytes >= 0) {

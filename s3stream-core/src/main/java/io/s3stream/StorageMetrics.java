@@ -86,8 +86,11 @@ public record StorageMetrics(Appends appends, Uploads uploads, LogCache logCache
      * @param fromLogCache   fetches answered from the log cache (tail reads: no object-store request)
      * @param fromObjects    fetches that read objects (through the block cache)
      * @param catchUpQueued  catch-up reads that waited for the catch-up concurrency limit
+     * @param catchUpLimit   the bandwidth catch-up reads may take now, bytes per second (the configured cap, lowered
+     *                       by the CPU governor while appends contend with catch-up); 0 for no limit
+     * @param catchUpCuts    times the CPU governor lowered that limit
      */
-    public record Reads(long fromLogCache, long fromObjects, long catchUpQueued) {
+    public record Reads(long fromLogCache, long fromObjects, long catchUpQueued, long catchUpLimit, long catchUpCuts) {
 
         /** Share of fetches answered from the log cache, or 0 before the first fetch. */
         public double logCacheHitRate() {

@@ -80,6 +80,9 @@ final class StorageSettings {
         key(m, "catch.up.bytes.per.second", "bytes", "bandwidth cap of catch-up reads; 0: unlimited",
                 (b, v) -> b.catchUpBytesPerSecond(bytes("catch.up.bytes.per.second", v)),
                 b -> String.valueOf(b.catchUpBytesPerSecond));
+        key(m, "catch.up.cpu.target", "ratio", "machine CPU load above which catch-up reads back off while appends "
+                + "are taken; 0: never", (b, v) -> b.catchUpCpuTarget(ratio("catch.up.cpu.target", v)),
+                b -> String.valueOf(b.catchUpCpuTarget));
         key(m, "upload.threshold.bytes", "bytes", "size at which the log cache's active block is uploaded",
                 (b, v) -> b.uploadThresholdBytes(bytes("upload.threshold.bytes", v)),
                 b -> String.valueOf(b.uploadThresholdBytes));

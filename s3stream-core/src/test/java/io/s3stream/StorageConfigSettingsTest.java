@@ -21,6 +21,7 @@ class StorageConfigSettingsTest {
                 Map.entry("log.cache.bytes", "64MiB"), Map.entry("block.cache.bytes", "32MiB"),
                 Map.entry("read.ahead.bytes", "8MiB"), Map.entry("read.ahead.max.window.bytes", "1MiB"),
                 Map.entry("catch.up.max.in.flight", "3"), Map.entry("catch.up.bytes.per.second", "10MiB"),
+                Map.entry("catch.up.cpu.target", "0.6"),
                 Map.entry("upload.threshold.bytes", "16MiB"), Map.entry("upload.interval.ms", "2500"),
                 Map.entry("stream.object.threshold.bytes", "4MiB"), Map.entry("object.block.size.bytes", "256KiB"),
                 Map.entry("max.batch.bytes", "1MiB"), Map.entry("backpressure.timeout.ms", "700"),
@@ -48,6 +49,7 @@ class StorageConfigSettingsTest {
         assertThat(c.readAheadMaxWindowBytes()).hasValue(1 << 20);
         assertThat(c.catchUpMaxInFlight()).isEqualTo(3);
         assertThat(c.catchUpBytesPerSecond()).isEqualTo(10L << 20);
+        assertThat(c.catchUpCpuTarget()).isEqualTo(0.6);
         assertThat(c.uploadThresholdBytes()).isEqualTo(16L << 20);
         assertThat(c.uploadInterval()).isEqualTo(Duration.ofMillis(2500));
         assertThat(c.streamObjectThresholdBytes()).isEqualTo(4L << 20);
@@ -98,6 +100,11 @@ class StorageConfigSettingsTest {
                 .hasMessageContaining("true or false");
         assertThatThrownBy(() -> b.set("node.id", null)).isInstanceOf(InvalidConfigException.class)
                 .hasMessageContaining("node.id");
+        for (double target : new double[] {-0.1, 1, 1.5}) {
+            assertThatThrownBy(() -> StorageConfig.builder().nodeId(1).dataDir(Path.of("/tmp")).catchUpCpuTarget(target)
+                    .build()).isInstanceOf(InvalidConfigException.class).hasMessageContaining("catchUpCpuTarget")
+                    .hasMessageContaining("[0, 1)");
+        }
     }
 
     @Test

@@ -414,6 +414,9 @@ public final class KafkaShell implements AutoCloseable {
                 .append(" blockCacheBytes=").append(m.blockCache().bytes())
                 .append(" blockCacheHits=").append(m.blockCache().hits())
                 .append(" blockCacheMisses=").append(m.blockCache().misses())
+                .append(" readAheadBlocks=").append(m.readAhead().blocks())
+                .append(" catchUpLimit=").append(m.reads().catchUpLimit())
+                .append(" catchUpCuts=").append(m.reads().catchUpCuts())
                 .append(" bytesOut=").append(m.objectStore().bytesOut())
                 .append(" bytesIn=").append(m.objectStore().bytesIn());
         new java.util.TreeMap<>(m.objectStore().requests()).forEach((k, v) -> sb.append(" req.").append(k).append('=').append(v));

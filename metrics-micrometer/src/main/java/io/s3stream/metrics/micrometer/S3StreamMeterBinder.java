@@ -34,11 +34,11 @@ import java.util.function.ToDoubleFunction;
  * {@code block.cache.hits}, {@code block.cache.misses}, {@code block.cache.evictions},
  * {@code block.cache.merged.loads}, {@code read.ahead.hits}, {@code read.ahead.blocks},
  * {@code read.ahead.evicted.unread}, {@code reads} (tag {@code source}: {@code log.cache} or {@code objects}),
- * {@code reads.catch.up.queued}, {@code object.store.requests} (tag {@code kind}), {@code object.store.bytes} (tag
- * {@code direction}: {@code out} or {@code in}), {@code object.store.retries}; gauges {@code log.cache.bytes},
- * {@code log.cache.capacity}, {@code block.cache.bytes}, {@code block.cache.capacity}, {@code read.ahead.bytes},
- * {@code read.ahead.sequential.readers}, {@code read.ahead.window.bytes},
- * {@code object.store.write.requests.per.gib}.
+ * {@code reads.catch.up.queued}, {@code reads.catch.up.cuts}, {@code object.store.requests} (tag {@code kind}),
+ * {@code object.store.bytes} (tag {@code direction}: {@code out} or {@code in}), {@code object.store.retries}; gauges
+ * {@code log.cache.bytes}, {@code log.cache.capacity}, {@code block.cache.bytes}, {@code block.cache.capacity},
+ * {@code read.ahead.bytes}, {@code read.ahead.sequential.readers}, {@code read.ahead.window.bytes},
+ * {@code reads.catch.up.limit}, {@code object.store.write.requests.per.gib}.
  */
 public final class S3StreamMeterBinder implements MeterBinder {
     static final long SNAPSHOT_TTL_MS = 100;
@@ -116,6 +116,10 @@ public final class S3StreamMeterBinder implements MeterBinder {
                 .register(registry);
         counter(registry, "reads.catch.up.queued", "catch-up reads that waited for the catch-up concurrency limit", null,
                 m -> m.reads().catchUpQueued());
+        gauge(registry, "reads.catch.up.limit", "bandwidth catch-up reads may take now (0: no limit)", "bytes/s",
+                m -> m.reads().catchUpLimit());
+        counter(registry, "reads.catch.up.cuts", "times the CPU governor lowered the catch-up limit", null,
+                m -> m.reads().catchUpCuts());
         for (String kind : REQUEST_KINDS) {
             FunctionCounter.builder("s3stream.object.store.requests", this, b -> b.snapshot().objectStore().requests(kind))
                     .description("object-store requests by kind, every attempt").tags(tags).tag("kind", kind)

@@ -49,6 +49,8 @@ class S3StreamMeterBinderTest {
             assertThat(registry.get("s3stream.log.cache.bytes").tag("node", "1").gauge().value()).isPositive();
             assertThat(registry.get("s3stream.log.cache.capacity").gauge().value()).isEqualTo(8 << 20);
             assertThat(registry.get("s3stream.reads").tag("source", "log.cache").functionCounter().count()).isEqualTo(1);
+            assertThat(registry.get("s3stream.reads.catch.up.limit").gauge().value()).as("no cap, no cut").isZero();
+            assertThat(counter(registry, "s3stream.reads.catch.up.cuts")).isZero();
 
             s.close().get(); // uploads the stream's data: an object and manifest writes
             System.gc(); // the binder is referenced only by the registry: its meters must survive a collection

@@ -6,6 +6,7 @@ import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -23,7 +24,8 @@ import java.util.function.Supplier;
  */
 final class CatchUpThrottle {
     private final int maxInFlight;
-    private final long bytesPerSecond;
+    private volatile long bytesPerSecond; // 0 or Long.MAX_VALUE: no limit
+    private final LongAdder startedBytes = new LongAdder();
     private final ArrayDeque<Runnable> waiting = new ArrayDeque<>();
     private int inFlight; // guarded by this
     private long nextStartNanos; // guarded by this
@@ -36,6 +38,11 @@ final class CatchUpThrottle {
     CatchUpThrottle(int maxInFlight, long bytesPerSecond) {
         this.maxInFlight = maxInFlight;
         this.bytesPerSecond = bytesPerSecond;
+    }
+
+    /** Changes the bandwidth limit (see {@link CatchUpGovernor}); 0 or {@link Long#MAX_VALUE} for none. */
+    void bytesPerSecond(long rate) {
+        bytesPerSecond = rate;
     }
 
     /** Runs {@code read} (of {@code bytes}) when the limits allow; the result is the read's. */
@@ -70,15 +77,28 @@ final class CatchUpThrottle {
         return queued;
     }
 
+    /** The bandwidth limit now, bytes per second; 0 for none. */
+    long limit() {
+        long rate = bytesPerSecond;
+        return rate == Long.MAX_VALUE ? 0 : rate;
+    }
+
+    /** Bytes of the reads started so far. */
+    long startedBytes() {
+        return startedBytes.sum();
+    }
+
     private Executor paced(int bytes) {
-        if (bytesPerSecond <= 0) {
+        startedBytes.add(bytes);
+        long rate = bytesPerSecond;
+        if (rate <= 0 || rate == Long.MAX_VALUE) {
             return Runnable::run;
         }
         long delayNanos;
         synchronized (this) {
             long now = System.nanoTime();
             long startAt = Math.max(now, nextStartNanos);
-            nextStartNanos = startAt + (long) (bytes * 1e9 / bytesPerSecond);
+            nextStartNanos = startAt + (long) (bytes * 1e9 / rate);
             delayNanos = startAt - now;
         }
         return delayNanos <= 0 ? Runnable::run : CompletableFuture.delayedExecutor(delayNanos, TimeUnit.NANOSECONDS);

@@ -66,6 +66,7 @@ public final class StorageEngine implements AutoCloseable {
     private final BlockCache blockCache;
     private final ReadAhead readAhead;
     private final CatchUpThrottle catchUp;
+    private final CatchUpGovernor governor; // null: catch-up is not governed
     private final ReadPath readPath;
     private final BlockUploader blockUploader;
     private final Uploader uploader;
@@ -107,8 +108,14 @@ public final class StorageEngine implements AutoCloseable {
         this.logCache.pressureListener(uploader::trigger);
         this.sequencer = new AppendSequencer(wal, logCache, uploader, alloc, config.maxBatchBytes(),
                 config.backpressureTimeout().toNanos());
+        this.governor = config.catchUpCpuTarget() == 0 ? null : new CatchUpGovernor(config.catchUpCpuTarget(),
+                config.catchUpBytesPerSecond(), CatchUpGovernor.machineCpuLoad(), sequencer.appendedBatches::sum,
+                catchUp);
         this.compactor = new Compactor(Compactor.Settings.of(config), objects, metadata, alloc, config.nodeId(),
                 nodeEpoch, fetcher::forget, nanoClock, this::keyCompactedStreams);
+        if (governor != null) {
+            governor.start();
+        }
     }
 
     private static BlockUploader.Settings uploadSettings(StorageConfig config) {
@@ -386,7 +393,7 @@ public final class StorageEngine implements AutoCloseable {
                         windows.stream().mapToLong(Integer::longValue).max().orElse(0),
                         windows.stream().mapToLong(Integer::longValue).sum()),
                 new StorageMetrics.Reads(readPath.fetchesFromLogCache.sum(), readPath.fetchesFromObjects.sum(),
-                        catchUp.queued()),
+                        catchUp.queued(), catchUp.limit(), governor == null ? 0 : governor.cuts()),
                 new StorageMetrics.ObjectStore(objects.requestCounts(), objects.bytesOut(), objects.bytesIn(),
                         objects.retries()),
                 compactionMetrics(compactor.stats()));
@@ -423,6 +430,9 @@ public final class StorageEngine implements AutoCloseable {
         closed = true;
         sequencer.close();
         compactor.close();
+        if (governor != null) {
+            governor.close();
+        }
         List<StreamHandle> open = new ArrayList<>(streams.values());
         for (StreamHandle h : open) {
             sequencer.refuse(h, StreamHandle.closed(h.streamId()));
@@ -456,6 +466,9 @@ public final class StorageEngine implements AutoCloseable {
         closed = true;
         sequencer.close();
         compactor.halt();
+        if (governor != null) {
+            governor.close();
+        }
         uploader.halt();
         wal.close();
         logCache.releaseAll();
