@@ -47,7 +47,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * hard-links it to the target ({@code link(2)} fails if the target exists, so among concurrent creators exactly one
  * wins, also across processes sharing the directory). A crash leaves at most a temporary file behind; temporary and
  * staging files carry the reserved name prefix {@value #RESERVED_PREFIX}, which no key segment may use, so they are
- * never visible through {@link #get} or {@link #list}. Newly created directories are forced into their parents.
+ * never visible through {@link #get} or {@link #list}. Newly created directories are forced into their parents. Data
+ * objects leave a {@link SpaceReserve} of the file system free, so that a full disk can still take manifest commits.
  *
  * <h2>Keys</h2>
  * Keys must be safe relative paths; {@link FileKeys} states the rules and maps keys to file names. Unlike S3, a
@@ -455,7 +456,6 @@ public final class FileObjectStore implements ObjectStore {
         return new ObjectStoreException(description + ": " + operation + " '" + subject + "' failed: " + t, t,
                 SpaceReserve.isOutOfSpace(t));
     }
-
 
     /**
      * Writes a new temporary file in {@code dir} and forces it to the device. When {@code createParents} is set the

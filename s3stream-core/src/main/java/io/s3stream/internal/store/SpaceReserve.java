@@ -46,11 +46,6 @@ final class SpaceReserve {
         return new SpaceReserve(description, fileStore, bytes);
     }
 
-    /** The bytes kept free for metadata. */
-    long bytes() {
-        return reserveBytes;
-    }
-
     /**
      * Claims room for writing {@code length} bytes of {@code key}: nothing to claim unless it is a data object; for one,
      * a retriable {@link ObjectStoreException} when the write would eat into the reserve. Close the claim once written
