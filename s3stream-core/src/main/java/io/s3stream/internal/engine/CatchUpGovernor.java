@@ -35,8 +35,7 @@ final class CatchUpGovernor implements AutoCloseable {
     private final long capBytesPerSecond;
     private final DoubleSupplier cpuLoad;
     private final LongSupplier appends;
-    private final CatchUpThrottle throttle;
-    private long rate; // guarded by this: bytes per second; Long.MAX_VALUE: unbounded
+    private final CatchUpThrottle throttle; // holds the rate: bytes per second, Long.MAX_VALUE for unbounded
     private long lastAppends; // guarded by this
     private long lastCatchUpBytes; // guarded by this
     private long cuts; // guarded by this
@@ -56,10 +55,9 @@ final class CatchUpGovernor implements AutoCloseable {
         this.cpuLoad = cpuLoad;
         this.appends = appends;
         this.throttle = throttle;
-        this.rate = this.capBytesPerSecond;
         this.lastAppends = appends.getAsLong();
         this.lastCatchUpBytes = throttle.startedBytes();
-        throttle.bytesPerSecond(rate);
+        throttle.bytesPerSecond(this.capBytesPerSecond);
     }
 
     /** The load of the whole machine as the JVM reports it (its container's, in a container). */
@@ -94,8 +92,8 @@ final class CatchUpGovernor implements AutoCloseable {
     }
 
     /** The current catch-up bandwidth, bytes per second; {@link Long#MAX_VALUE} for no limit. */
-    synchronized long bytesPerSecond() {
-        return rate;
+    long bytesPerSecond() {
+        return throttle.bytesPerSecond();
     }
 
     /** Times the rate was cut. */
@@ -112,16 +110,14 @@ final class CatchUpGovernor implements AutoCloseable {
         lastAppends = appended;
         lastCatchUpBytes = read;
         double load = cpuLoad.getAsDouble();
-        long current = rate;
+        long current = throttle.bytesPerSecond();
         if (appending && load > cpuTarget && readPerSecond > 0) {
             cuts++;
-            rate = Math.max(FLOOR_BYTES_PER_SECOND, (long) (Math.min(current, readPerSecond) * DECREASE));
+            long cut = (long) (Math.min(current, readPerSecond) * DECREASE);
+            throttle.bytesPerSecond(Math.max(FLOOR_BYTES_PER_SECOND, cut));
         } else if (current < capBytesPerSecond && readPerSecond >= current / 2) {
             long step = (long) (current * INCREASE) + FLOOR_BYTES_PER_SECOND * TICK_NANOS / TimeUnit.SECONDS.toNanos(1);
-            rate = current > capBytesPerSecond - step ? capBytesPerSecond : current + step;
-        }
-        if (rate != current) {
-            throttle.bytesPerSecond(rate);
+            throttle.bytesPerSecond(current > capBytesPerSecond - step ? capBytesPerSecond : current + step);
         }
     }
 }

@@ -77,6 +77,11 @@ final class CatchUpThrottle {
         return queued;
     }
 
+    /** The bandwidth limit as set: bytes per second, 0 or {@link Long#MAX_VALUE} for none. */
+    long bytesPerSecond() {
+        return bytesPerSecond;
+    }
+
     /** The bandwidth limit now, bytes per second; 0 for none. */
     long limit() {
         long rate = bytesPerSecond;
