@@ -81,6 +81,22 @@ setup_fio() {
 build_shell() {
   log "building kafka-shell and the benchmarks"
   (cd "$ROOT" && ./mvnw -q -B -pl kafka-shell,benchmarks -am -DskipTests package)
+  train_aot "$ROOT"
+}
+
+# train_aot root: trains the AOT cache of the kafka-shell in that tree (bin/kafka-shell --train-aot, ~30 s), so the
+# brokers the scripts start run as deployed with one. SHELL_AOT=0: no training, and no broker uses a cache.
+# A tree from before the AOT cache (an A/B base) is left as it is.
+train_aot() {
+  if [ "${SHELL_AOT:-1}" = 0 ]; then
+    export KAFKA_SHELL_AOT_CACHE="$WORK/no-aot-cache" # a file that does not exist: the launchers then use none
+    return 0
+  fi
+  grep -q -e '--train-aot' "$1/bin/kafka-shell" || return 0
+  log "training the AOT cache of $1's kafka-shell"
+  mkdir -p "$RUN"
+  KAFKA_SHELL_HEAP="${KAFKA_SHELL_HEAP:-1g}" KAFKA_SHELL_DIRECT="${KAFKA_SHELL_DIRECT:-768m}" \
+    "$1/bin/kafka-shell" --train-aot >"$RUN/aot-training.log" 2>&1 || { tail -20 "$RUN/aot-training.log" >&2; return 1; }
 }
 
 # Runs a Kafka tool class on the Kafka class path.

@@ -49,6 +49,7 @@ log "building base $base_rev in $BASE_TREE and head $head_rev"
 (cd "$BASE_TREE" && { ./mvnw -q -B -o -pl kafka-shell -am -DskipTests package >/dev/null 2>&1 \
   || ./mvnw -q -B -pl kafka-shell -am -DskipTests package; } && touch kafka-shell/target/runtime-classpath.txt)
 build_shell
+train_aot "$BASE_TREE"
 mkdir -p "$RUN"
 : >"$RUN/perf.log"
 TSV="$RUN/shell-ab.tsv"

@@ -47,6 +47,42 @@ class DistributionIT {
     }
 
     /**
+     * {@code bin/kafka-shell --train-aot} in the unpacked distribution: trains the JVM's ahead-of-time cache with a
+     * broker it drives through real clients, leaves nothing else behind, and the next start uses the cache: under
+     * {@code -XX:AOTMode=on} the JVM refuses to start at all if it cannot.
+     */
+    @Test
+    void aTrainedAotCacheIsUsedByTheNextStart(@TempDir Path dir) throws Exception {
+        Path home = unpack(dir);
+        List<Path> before = listing(home);
+        Path trainingLog = dir.resolve("training.log");
+        ProcessBuilder pb = new ProcessBuilder(home.resolve("bin/kafka-shell").toString(), "--train-aot",
+                "--megabytes", "24").redirectErrorStream(true).redirectOutput(trainingLog.toFile());
+        pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        pb.environment().put("PATH", "/usr/bin:/bin");
+        Process training = pb.start();
+        assertThat(training.waitFor(5, TimeUnit.MINUTES)).as("training ended").isTrue();
+        assertThat(training.exitValue()).as("training: %s", Files.readString(trainingLog)).isZero();
+        Path cache = home.resolve("lib/kafka-shell.aot");
+        assertThat(Files.readString(trainingLog)).contains("wrote " + cache);
+        assertThat(Files.size(cache)).isGreaterThan(1 << 20);
+        List<Path> after = new ArrayList<>(listing(home));
+        after.remove(cache);
+        assertThat(after).as("the training's broker data and the partial cache are gone").isEqualTo(before);
+
+        int port = ProcessBrokerTest.freePort();
+        Path classLoading = dir.resolve("class-load.log");
+        serveAndStop(dir, port, Map.of("KAFKA_SHELL_JAVA_OPTS",
+                "-XX:AOTMode=on -Xlog:class+load=info:file=" + classLoading), List.of(
+                home.resolve("bin/kafka-shell").toString(),
+                "--override", "listeners=PLAINTEXT://127.0.0.1:" + port,
+                "--override", "s3stream.wal=blockdev://" + home.toAbsolutePath() + "/data/wal.img?capacity=64MiB"));
+        assertThat(Files.readString(classLoading)).as("the broker's classes come from the cache")
+                .contains("io.s3stream.kafka.shell.KafkaShell source: shared objects file")
+                .contains("io.s3stream.internal.engine.StorageEngine source: shared objects file");
+    }
+
+    /**
      * The image's command without Docker (none here): kafka-shell/Dockerfile's ENTRYPOINT and CMD, read from the
      * file, run against the unpacked distribution, with the image's paths mapped to this test's directories
      * ({@code /opt/kafka-shell}, the volume {@code /var/lib/kafka-shell}) and its port 9092 to a free one. Checks
@@ -120,10 +156,16 @@ class DistributionIT {
      * a Java client and reads them back, then stops it with SIGTERM and checks that it shut down cleanly.
      */
     private static void serveAndStop(Path dir, int port, List<String> command) throws Exception {
+        serveAndStop(dir, port, Map.of(), command);
+    }
+
+    private static void serveAndStop(Path dir, int port, Map<String, String> env, List<String> command)
+            throws Exception {
         Path log = dir.resolve("shell.log");
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
         pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
         pb.environment().put("PATH", "/usr/bin:/bin"); // nothing of this build on the path: only the JDK it is given
+        pb.environment().putAll(env);
         Process shell = pb.start();
         try {
             long deadline = System.currentTimeMillis() + 60_000;
