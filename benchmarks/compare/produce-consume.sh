@@ -10,7 +10,8 @@
 # Each round runs every (test, system) once, the order of systems rotating per round (A/B/C, B/C/A, ...); the table
 # reports medians over rounds and ratios shell/kafka of those medians. Raw rows go to .work/run/produce-consume.tsv.
 # SHELL_ARGS: extra bin/kafka-shell arguments, e.g. SHELL_ARGS="--override s3stream.object.store=file:///dev/shm/o"
-# (objects off the WAL's disk).
+# (objects off the WAL's disk). The shell starts with an AOT cache trained just before (lib.sh's train_aot: as
+# deployed after bin/kafka-shell --train-aot); SHELL_AOT=0 runs it without one. Kafka runs as shipped (no AOT cache).
 . "$(dirname "$0")/lib.sh"
 ROUNDS="${ROUNDS:-3}"
 RECORDS="${RECORDS:-200000}"

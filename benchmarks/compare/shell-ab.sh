@@ -20,7 +20,9 @@
 # whole script on their embedded default (wal-blockdev file + file:// objects); each round runs every (test, system)
 # once, the order alternating per round; the table reports medians over rounds and the ratio head/base, with the CPU
 # time each shell process used during each run (user + system, from /proc/<pid>/stat) and, for the 10,000 rec/s run,
-# its threads' context switches (/proc/<pid>/task/*/status).
+# its threads' context switches (/proc/<pid>/task/*/status). Each tree's shell is trained an AOT cache first (if its
+# revision has --train-aot; SHELL_AOT=0: neither uses one); BASE=HEAD BASE_ENV=KAFKA_SHELL_AOT_CACHE=/nonexistent
+# measures the cache itself.
 . "$(dirname "$0")/lib.sh"
 BASE="${BASE:-HEAD~1}"
 ROUNDS="${ROUNDS:-3}"
