@@ -39,19 +39,21 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * Trains kafka-shell's ahead-of-time cache (JDK 25: JEP 483 class loading and linking, JEP 515 method profiles): runs
- * a broker under {@code -XX:AOTCacheOutput} on a temporary data directory, drives it with real Kafka clients through
- * what a broker does all day (produce unthrottled and at a steady rate, on one and on sixteen partitions; a
- * transactional producer; consumer groups that commit; a catch-up read of data that only the object store still
- * holds, read twice so the second read hits the block cache), then stops it with SIGTERM, which makes the JVM write
- * the cache. The next broker started with {@code -XX:AOTCache} finds its classes loaded and linked and its hot methods
- * profiled, so it reaches compiled speed in its first seconds instead of compiling its produce and fetch paths while
- * serving them.
+ * Trains kafka-shell's ahead-of-time cache (JDK 25, JEP 483: classes loaded and linked ahead of time): runs a broker
+ * under {@code -XX:AOTCacheOutput} on a temporary data directory, drives it with real Kafka clients through what a
+ * broker does all day (produce unthrottled and at a steady rate, on one and on sixteen partitions; a transactional
+ * producer; consumer groups that commit; a catch-up read of data that only the object store still holds, read twice
+ * so the second read hits the block cache), then stops it with SIGTERM, which makes the JVM write the cache. A broker
+ * started with {@code -XX:AOTCache} finds the classes of those paths already loaded and linked and listens in about
+ * half the time. With {@code --profiles} the cache also holds the JIT's method profiles (JEP 515), so the hot methods
+ * are compiled at once: the first minutes of traffic cost half the CPU, but the steady state measured here cost more
+ * (benchmarks/README.md, "A faster start from an AOT cache"), so profiles are not the default.
  *
  * <p>{@code bin/kafka-shell --train-aot} runs this with the broker command it would itself run (the same JVM options:
  * a cache is refused by a JVM whose heap layout differs, for instance under another collector):
  * <pre>
- * AotTraining &lt;cache file&gt; [--megabytes N] -- &lt;java&gt; &lt;jvm options...&gt; -cp &lt;class path&gt; io.s3stream.kafka.shell.KafkaShell
+ * AotTraining &lt;cache file&gt; [--megabytes N] [--profiles] --
+ *     &lt;java&gt; &lt;jvm options...&gt; -cp &lt;class path&gt; io.s3stream.kafka.shell.KafkaShell
  * </pre>
  * The broker gets {@code listeners=PLAINTEXT://127.0.0.1:0} and a data directory of its own, deleted afterwards: the
  * training never touches a real WAL or store. The cache is written next to its final name and moved there only once
@@ -79,22 +81,25 @@ public final class AotTraining {
         KAFKA_LOGS.setLevel(Level.WARNING);
         int dashes = List.of(args).indexOf("--");
         if (dashes < 1 || dashes == args.length - 1) {
-            System.err.println("usage: AotTraining <cache file> [--megabytes N] -- <java> <jvm options...> -cp <class path> "
-                    + "io.s3stream.kafka.shell.KafkaShell");
+            System.err.println("usage: AotTraining <cache file> [--megabytes N] [--profiles] -- <java> "
+                    + "<jvm options...> -cp <class path> io.s3stream.kafka.shell.KafkaShell");
             System.exit(2);
         }
         Path cache = Path.of(args[0]).toAbsolutePath();
         long megabytes = 256;
+        boolean profiles = false;
         for (int i = 1; i < dashes; i++) {
             if (args[i].equals("--megabytes") && i + 1 < dashes) {
                 megabytes = parsePositive(args[++i]);
+            } else if (args[i].equals("--profiles")) {
+                profiles = true;
             } else {
                 System.err.println("kafka-shell AOT training: unknown argument '" + args[i] + "'");
                 System.exit(2);
             }
         }
         List<String> broker = List.of(args).subList(dashes + 1, args.length);
-        System.exit(train(cache, megabytes, broker) ? 0 : 1);
+        System.exit(train(cache, megabytes, profiles, broker) ? 0 : 1);
     }
 
     private static long parsePositive(String s) {
@@ -111,15 +116,22 @@ public final class AotTraining {
         return 0;
     }
 
-    /** Trains {@code cache} with the broker that {@code brokerCommand} starts; false (with the reason printed) on failure. */
-    static boolean train(Path cache, long megabytes, List<String> brokerCommand) throws Exception {
+    /**
+     * Trains {@code cache} with the broker that {@code brokerCommand} starts, with the JIT's method profiles in it or
+     * not; false (with the reason printed) on failure.
+     */
+    static boolean train(Path cache, long megabytes, boolean profiles, List<String> brokerCommand) throws Exception {
         Files.createDirectories(cache.getParent());
         Path data = Files.createTempDirectory(cache.getParent(), ".aot-training-");
         Path partial = cache.resolveSibling(cache.getFileName() + ".partial");
         Files.deleteIfExists(partial);
         List<String> command = new ArrayList<>(brokerCommand);
-        // JVM options go before the main class, which is the command's last element
-        command.add(command.size() - 1, "-XX:AOTCacheOutput=" + partial);
+        // JVM options go before the main class, which is the command's last element. Method profiles (JEP 515) only
+        // when asked for: they halve the CPU of the first minutes, but a broker compiled from the training's profiles
+        // kept recompiling and used 1.36x the CPU of one without a cache at a steady 10,000 rec/s
+        // (benchmarks/README.md, "A faster start from an AOT cache").
+        command.addAll(command.size() - 1, List.of("-XX:AOTCacheOutput=" + partial,
+                "-XX:+UnlockDiagnosticVMOptions", "-XX:" + (profiles ? "+" : "-") + "AOTRecordTraining"));
         command.addAll(List.of("--override", "listeners=PLAINTEXT://127.0.0.1:0",
                 "--override", "s3stream.data.dir=" + data));
         long started = System.nanoTime();
