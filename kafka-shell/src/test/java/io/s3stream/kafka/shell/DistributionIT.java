@@ -49,7 +49,8 @@ class DistributionIT {
     /**
      * {@code bin/kafka-shell --train-aot} in the unpacked distribution: trains the JVM's ahead-of-time cache with a
      * broker it drives through real clients, leaves nothing else behind, and the next start uses the cache: under
-     * {@code -XX:AOTMode=on} the JVM refuses to start at all if it cannot.
+     * {@code -XX:AOTMode=on} a cache the JVM cannot use stops it, and the class-loading log shows the broker's classes
+     * loaded from the cache (without a cache at all the JVM would start, and the log would show the jars).
      */
     @Test
     void aTrainedAotCacheIsUsedByTheNextStart(@TempDir Path dir) throws Exception {
