@@ -9,6 +9,7 @@ module io.s3stream.core {
     requires io.netty.common;
     requires io.s3stream.cache;
     requires jdk.management;
+    requires jdk.unsupported; // com.sun.nio.file.ExtendedOpenOption.DIRECT: the file store's object writes
 
     exports io.s3stream;
     exports io.s3stream.spi;

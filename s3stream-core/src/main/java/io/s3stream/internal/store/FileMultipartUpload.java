@@ -54,7 +54,8 @@ final class FileMultipartUpload implements MultipartUpload {
         }
         ByteBuf bytes = data.retainedSlice();
         return store.<Void>submit("uploadPart " + partNumber + " of", key, () -> {
-            storePart(partNumber, bytes.readableBytes(), channel -> store.writeAll(bytes, channel));
+            storePart(partNumber, bytes.readableBytes(),
+                    (channel, file) -> store.fileIo.writeAll(bytes, channel, file));
             return null;
         }).whenComplete((v, e) -> bytes.release());
     }
@@ -78,14 +79,15 @@ final class FileMultipartUpload implements MultipartUpload {
             }
             try (in) {
                 StoreSupport.checkCopyRange(store.description(), sourceKey, in.size(), position, length);
-                storePart(partNumber, length, out -> store.transferSliced(out, length, (done, max) -> {
-                    long n = in.transferTo(position + done, max, out);
-                    if (n <= 0) {
-                        throw new ObjectStoreException(store.description() + ": source '" + sourceKey
-                                + "' shrank while being copied", false);
-                    }
-                    return n;
-                }));
+                storePart(partNumber, length, (out, file) -> store.fileIo.transferSliced(out, length,
+                        (done, max) -> {
+                            long n = in.transferTo(position + done, max, out);
+                            if (n <= 0) {
+                                throw new ObjectStoreException(store.description() + ": source '" + sourceKey
+                                        + "' shrank while being copied", false);
+                            }
+                            return n;
+                        }));
             }
             return null;
         });
@@ -105,10 +107,10 @@ final class FileMultipartUpload implements MultipartUpload {
             for (Path part : parts) {
                 length += Files.size(part);
             }
-            Path temp = store.writeTemp(key, target.getParent(), true, length, out -> {
+            Path temp = store.writeTemp(key, target.getParent(), true, length, (out, file) -> {
                 for (Path part : parts) {
                     try (FileChannel in = FileChannel.open(part, StandardOpenOption.READ)) {
-                        store.transferSliced(out, in.size(), (done, max) -> in.transferTo(done, max, out));
+                        store.fileIo.transferSliced(out, in.size(), (done, max) -> in.transferTo(done, max, out));
                     }
                 }
             });

@@ -34,7 +34,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * An {@link ObjectStore} kept in a local directory ({@code file:///absolute/dir}): each key is a relative path under
@@ -78,20 +77,20 @@ public final class FileObjectStore implements ObjectStore {
      * times; each retry needs a delete to slip in between creating the directory and the file in it.
      */
     private static final int DIRECTORY_RACE_ATTEMPTS = 100;
-    /** Bytes of a large object written between forces (see {@link #transferSliced}). */
-    static final int FORCE_EVERY_BYTES = 1 << 20;
 
     private final Path root;
-    /** Held while one slice of a large write or copy reaches the device (see {@link #transferSliced}). */
-    private final ReentrantLock bulkSlices = new ReentrantLock(true);
+    /** Writes files' content: in forced slices, object bytes through O_DIRECT where it works. */
+    final ObjectFileIo fileIo;
     private final String description;
     private final int minPartSizeBytes;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final SpaceReserve reserve;
 
-    private FileObjectStore(Path root, int minPartSizeBytes, long reserveBytes) throws IOException {
+    private FileObjectStore(Path root, int minPartSizeBytes, long reserveBytes, boolean directWrites)
+            throws IOException {
         this.root = root;
+        this.fileIo = ObjectFileIo.open(root, directWrites);
         this.description = "file://" + root;
         this.minPartSizeBytes = minPartSizeBytes;
         this.reserve = SpaceReserve.of(description, root, reserveBytes);
@@ -111,6 +110,15 @@ public final class FileObjectStore implements ObjectStore {
      * {@link SpaceReserve}; negative: the default, 1/32 of the file system and at most 16 MiB).
      */
     public static FileObjectStore open(Path directory, int minPartSizeBytes, long reserveBytes) {
+        return open(directory, minPartSizeBytes, reserveBytes, true);
+    }
+
+    /**
+     * {@link #open(Path, int, long)}, writing object bytes through {@code O_DIRECT} when {@code directWrites} is set
+     * and the file system takes it (see {@link ObjectFileIo}).
+     */
+    public static FileObjectStore open(Path directory, int minPartSizeBytes, long reserveBytes,
+                                       boolean directWrites) {
         Path root = directory.toAbsolutePath().normalize();
         if (Files.exists(root) && !Files.isDirectory(root)) {
             throw new ObjectStoreException("file object store: " + root + " exists but is not a directory", false);
@@ -132,7 +140,7 @@ public final class FileObjectStore implements ObjectStore {
             throw new ObjectStoreException("file object store: directory " + root + " is not writable: " + e, e, false);
         }
         try {
-            return new FileObjectStore(root, minPartSizeBytes, reserveBytes);
+            return new FileObjectStore(root, minPartSizeBytes, reserveBytes, directWrites);
         } catch (IOException e) {
             throw new ObjectStoreException("file object store: cannot read the free space of " + root + ": " + e, e,
                     false);
@@ -156,7 +164,7 @@ public final class FileObjectStore implements ObjectStore {
         ByteBuf bytes = data.retainedSlice();
         return this.<Void>submit("put", key, () -> {
             publishByRename(key, target, writeTemp(key, target.getParent(), true, bytes.readableBytes(),
-                    channel -> writeAll(bytes, channel)));
+                    (channel, file) -> fileIo.writeAll(bytes, channel, file)));
             return null;
         }).whenComplete((v, e) -> bytes.release());
     }
@@ -175,7 +183,8 @@ public final class FileObjectStore implements ObjectStore {
                 return false; // cheap early answer; the link below is what decides
             }
             Path dir = target.getParent();
-            Path temp = writeTemp(key, dir, true, bytes.readableBytes(), channel -> writeAll(bytes, channel));
+            Path temp = writeTemp(key, dir, true, bytes.readableBytes(),
+                    (channel, file) -> fileIo.writeAll(bytes, channel, file));
             try {
                 Files.createLink(target, temp);
             } catch (FileAlreadyExistsException e) {
@@ -408,7 +417,7 @@ public final class FileObjectStore implements ObjectStore {
     /** A write of a temporary file's content. */
     @FunctionalInterface
     interface ContentWriter {
-        void write(FileChannel channel) throws IOException;
+        void write(FileChannel channel, Path file) throws IOException;
     }
 
     /** A blocking operation run on the store's executor. */
@@ -484,7 +493,7 @@ public final class FileObjectStore implements ObjectStore {
                 throw e;
             }
             try (channel) {
-                writer.write(channel);
+                writer.write(channel, temp);
                 channel.force(true);
             } catch (IOException | RuntimeException e) {
                 deleteQuietly(temp);
@@ -576,54 +585,6 @@ public final class FileObjectStore implements ObjectStore {
         return dir;
     }
 
-    /** Writes {@code bytes} at the start of {@code channel}, in slices as {@link #transferSliced} describes. */
-    void writeAll(ByteBuf bytes, FileChannel channel) throws IOException {
-        int index = bytes.readerIndex();
-        transferSliced(channel, bytes.readableBytes(),
-                (done, max) -> bytes.getBytes(index + (int) done, channel, done, (int) max));
-    }
-
-    /** Moves up to {@code max} bytes into the target at position {@code done}; returns how many it moved (> 0). */
-    @FunctionalInterface
-    interface SliceTransfer {
-        long transfer(long done, long max) throws IOException;
-    }
-
-    /**
-     * Moves {@code length} bytes into {@code out} through {@code transfer}. Content larger than one slice
-     * ({@link #FORCE_EVERY_BYTES}) goes in slices, each forced but the last (the caller forces the end), one slice of
-     * this store at a time: a store on the WAL's disk must not leave a whole object dirty for one flush at the end, nor
-     * let compaction's concurrent part copies flush several at once, because the device then writes tens of MiB in
-     * one go and every WAL write queued behind waits for it (measured: producer p99.9 49–86 ms instead of 12–19 ms
-     * in a round meeting compaction at 10,000 rec/s; benchmarks/README.md).
-     */
-    void transferSliced(FileChannel out, long length, SliceTransfer transfer) throws IOException {
-        boolean sliced = length > FORCE_EVERY_BYTES;
-        long done = 0;
-        while (done < length) {
-            long end = Math.min(length, done + FORCE_EVERY_BYTES);
-            if (sliced) {
-                bulkSlices.lock();
-            }
-            try {
-                while (done < end) {
-                    long moved = transfer.transfer(done, end - done);
-                    if (moved <= 0) {
-                        throw new IOException("no progress with " + (length - done) + " bytes left to write");
-                    }
-                    done += moved;
-                }
-                if (sliced && done < length) {
-                    out.force(false);
-                }
-            } finally {
-                if (sliced) {
-                    bulkSlices.unlock();
-                }
-            }
-        }
-    }
-
     private ByteBuf read(String key, Path target, long position, int length, boolean whole) throws IOException {
         try (FileChannel channel = openForRead(key, target)) {
             long size = channel.size();
@@ -637,8 +598,20 @@ public final class FileObjectStore implements ObjectStore {
             } else {
                 count = StoreSupport.clipRange(description, key, size, position, length);
             }
-            return readRange(key, channel, size, position, count);
+            ByteBuf direct = fileIo.readDirect(target, position, count);
+            return direct != null ? complete(key, direct, size, position, count) : readRange(key, channel, size,
+                    position, count);
         }
+    }
+
+    /** {@code bytes}, read directly, if it holds all {@code count} bytes asked for; otherwise released, and an error. */
+    private ByteBuf complete(String key, ByteBuf bytes, long size, long position, int count) {
+        if (bytes.readableBytes() < count) {
+            bytes.release();
+            throw new ObjectStoreException(description + ": '" + key + "' ended at " + (position + bytes.readableBytes())
+                    + " while being read; it was expected to hold " + size + " bytes", false);
+        }
+        return bytes;
     }
 
     private List<ByteBuf> readSplit(String key, Path target, long position, int total, int[] lengths)
@@ -650,7 +623,15 @@ public final class FileObjectStore implements ObjectStore {
                         + "the split read [" + position + ", " + (position + total) + ")", false);
             }
             List<ByteBuf> parts = new ArrayList<>(lengths.length);
+            ByteBuf direct = fileIo.readDirect(target, position, total);
             try {
+                if (direct != null) {
+                    complete(key, direct, size, position, total); // one read of the whole span, cut into the parts
+                    for (int length : lengths) {
+                        parts.add(direct.readRetainedSlice(length));
+                    }
+                    return parts;
+                }
                 long at = position;
                 for (int length : lengths) {
                     parts.add(readRange(key, channel, size, at, length));
@@ -660,6 +641,10 @@ public final class FileObjectStore implements ObjectStore {
             } catch (IOException | RuntimeException e) {
                 parts.forEach(ByteBuf::release);
                 throw e;
+            } finally {
+                if (direct != null && direct.refCnt() > 0) {
+                    direct.release(); // the parts hold their own references
+                }
             }
         }
     }

@@ -13,7 +13,9 @@ import java.util.List;
 /**
  * Opens a {@link FileObjectStore} for {@code file:///absolute/dir}. Query settings: {@code minPartSizeBytes} (default 5
  * MiB, as on S3), for tests that want small multipart uploads; {@code reserveBytes}, the room data objects leave free
- * for metadata commits (default 1/32 of the file system, at most 16 MiB; 0 for none; see {@link SpaceReserve}).
+ * for metadata commits (default 1/32 of the file system, at most 16 MiB; 0 for none; see {@link SpaceReserve});
+ * {@code directWrites} ({@code true} by default), whether object bytes bypass the page cache where the file system
+ * allows it ({@link ObjectFileIo}).
  */
 public final class FileObjectStoreProvider implements ObjectStoreProvider {
 
@@ -37,7 +39,7 @@ public final class FileObjectStoreProvider implements ObjectStoreProvider {
             throw new ObjectStoreException(UriSettings.withoutQuery(uri) + ": a file object store URI has no host ('" + authority
                     + "'); write file:///absolute/dir", false);
         }
-        int minPartSizeBytes = StoreSupport.minPartSizeBytes(uri, List.of("reserveBytes"));
+        int minPartSizeBytes = StoreSupport.minPartSizeBytes(uri, List.of("reserveBytes", "directWrites"));
         String reserve = UriSettings.query(uri).get("reserveBytes");
         long reserveBytes = -1;
         if (reserve != null) {
@@ -51,6 +53,11 @@ public final class FileObjectStoreProvider implements ObjectStoreProvider {
                         + " integer, was '" + reserve + "'", false);
             }
         }
-        return FileObjectStore.open(Path.of(uri.getPath()), minPartSizeBytes, reserveBytes);
+        String direct = UriSettings.query(uri).getOrDefault("directWrites", "true");
+        if (!direct.equals("true") && !direct.equals("false")) {
+            throw new ObjectStoreException(UriSettings.withoutQuery(uri) + ": directWrites must be true or false, was '"
+                    + direct + "'", false);
+        }
+        return FileObjectStore.open(Path.of(uri.getPath()), minPartSizeBytes, reserveBytes, direct.equals("true"));
     }
 }

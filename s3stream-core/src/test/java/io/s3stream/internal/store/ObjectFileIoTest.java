@@ -1,0 +1,159 @@
+package io.s3stream.internal.store;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
+import io.s3stream.spi.ObjectStore;
+import io.s3stream.spi.ObjectStoreException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+
+import static io.s3stream.internal.store.ObjectFileIo.ALIGNMENT;
+import static io.s3stream.internal.store.ObjectFileIo.DIRECT_MIN_BYTES;
+import static io.s3stream.internal.store.ObjectFileIo.FORCE_EVERY_BYTES;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Object bytes written and read with {@code O_DIRECT}: padding, lengths, unaligned ranges and the end of the file.
+ * The files live under {@code target/}, on the checkout's disk (a {@code @TempDir} may be a tmpfs without direct IO,
+ * which would leave the direct paths untested); the disk this project is built on must take {@code O_DIRECT}.
+ */
+class ObjectFileIoTest {
+    private static final long SEED = 0x5EED_F11EL;
+    private Path dir;
+
+    @BeforeEach
+    void createDirectory() throws IOException {
+        dir = Files.createDirectories(Path.of("target", "object-file-io-" + UUID.randomUUID()).toAbsolutePath());
+    }
+
+    @AfterEach
+    void deleteDirectory() throws IOException {
+        FileObjectStore.deleteRecursively(dir);
+    }
+
+    @Test
+    void theBuildDiskTakesDirectWritesAndTheSettingTurnsThemOff() {
+        assertThat(ObjectFileIo.open(dir, true).direct())
+                .as("O_DIRECT on %s (ext4 and xfs take it; this test needs a disk that does)", dir).isTrue();
+        assertThat(ObjectFileIo.open(dir, false).direct()).isFalse();
+        assertThat(dir.toFile().list()).as("the probe file is removed").isEmpty();
+    }
+
+    @Test
+    void everyLengthComesBackWholeWithTheFileCutToIt() throws IOException {
+        Random random = new Random(SEED);
+        ObjectFileIo io = ObjectFileIo.open(dir, true);
+        int[] lengths = {1, DIRECT_MIN_BYTES - 1, DIRECT_MIN_BYTES, DIRECT_MIN_BYTES + 1, FORCE_EVERY_BYTES,
+            FORCE_EVERY_BYTES + ALIGNMENT - 1, 3 * FORCE_EVERY_BYTES + 17, 2 * FORCE_EVERY_BYTES + ALIGNMENT};
+        for (int length : lengths) {
+            byte[] content = new byte[length];
+            random.nextBytes(content);
+            Path file = write(io, "len-" + length, threeComponents(content));
+            assertThat(Files.size(file)).as("size of a %d-byte write", length).isEqualTo(length);
+            assertThat(Files.readAllBytes(file)).as("content of a %d-byte write", length).isEqualTo(content);
+        }
+    }
+
+    @Test
+    void unalignedRangesAndTheEndOfTheFileReadExactly() throws IOException {
+        Random random = new Random(SEED + 1);
+        ObjectFileIo io = ObjectFileIo.open(dir, true);
+        byte[] content = new byte[2 * FORCE_EVERY_BYTES + 12_345];
+        random.nextBytes(content);
+        Path file = write(io, "ranges", Unpooled.wrappedBuffer(content));
+        for (int i = 0; i < 200; i++) {
+            int position = random.nextInt(content.length - DIRECT_MIN_BYTES);
+            int count = DIRECT_MIN_BYTES + random.nextInt(content.length - position - DIRECT_MIN_BYTES + 1);
+            ByteBuf read = io.readDirect(file, position, count);
+            try {
+                assertThat(read.readableBytes()).isEqualTo(count);
+                assertThat(bytes(read)).as("[%d, +%d)", position, count)
+                        .isEqualTo(Arrays.copyOfRange(content, position, position + count));
+            } finally {
+                read.release();
+            }
+        }
+        ByteBuf past = io.readDirect(file, content.length - 100_000, 200_000);
+        try {
+            assertThat(bytes(past)).as("a range past the end holds what the file has")
+                    .isEqualTo(Arrays.copyOfRange(content, content.length - 100_000, content.length));
+        } finally {
+            past.release();
+        }
+        assertThat(io.readDirect(file, 0, DIRECT_MIN_BYTES - 1)).as("small ranges use the page cache").isNull();
+        assertThat(ObjectFileIo.open(dir, false).readDirect(file, 0, content.length)).isNull();
+    }
+
+    @Test
+    void theStoreReadsAndSplitsDirectlyAndRefusesAnUnknownSetting() {
+        Random random = new Random(SEED + 2);
+        byte[] content = new byte[FORCE_EVERY_BYTES + 777];
+        random.nextBytes(content);
+        for (String setting : List.of("", "?directWrites=false")) {
+            try (ObjectStore store = ObjectStores.open(dir.resolve("store").toUri() + setting)) {
+                store.put("o", Unpooled.wrappedBuffer(content)).join();
+                ByteBuf whole = store.get("o").join();
+                ByteBuf range = store.get("o", 4_099, 300_001).join();
+                List<ByteBuf> parts = store.getSplit("o", 10, new int[] {70_000, 1, 500_000}).join();
+                try {
+                    assertThat(bytes(whole)).as(setting).isEqualTo(content);
+                    assertThat(bytes(range)).isEqualTo(Arrays.copyOfRange(content, 4_099, 304_100));
+                    assertThat(bytes(parts.get(0))).isEqualTo(Arrays.copyOfRange(content, 10, 70_010));
+                    assertThat(bytes(parts.get(1))).isEqualTo(Arrays.copyOfRange(content, 70_010, 70_011));
+                    assertThat(bytes(parts.get(2))).isEqualTo(Arrays.copyOfRange(content, 70_011, 570_011));
+                } finally {
+                    whole.release();
+                    range.release();
+                    parts.forEach(ByteBuf::release);
+                }
+                assertThat(whole.refCnt()).isZero();
+                assertThat(parts).allSatisfy(p -> assertThat(p.refCnt()).isZero());
+            }
+        }
+        assertThatThrownBy(() -> ObjectStores.open(dir.resolve("store").toUri() + "?directWrites=sometimes"))
+                .isInstanceOf(ObjectStoreException.class)
+                .hasMessageContaining("directWrites must be true or false, was 'sometimes'");
+    }
+
+    /** Writes {@code content} into a new file as {@link FileObjectStore#writeTemp} does, forced, and releases it. */
+    private Path write(ObjectFileIo io, String name, ByteBuf content) throws IOException {
+        Path file = dir.resolve(name);
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            io.writeAll(content, channel, file);
+            channel.force(true);
+        } finally {
+            content.release();
+        }
+        return file;
+    }
+
+    /** {@code content} as a composite of three pieces, so that copies into the aligned buffer cross components. */
+    private static ByteBuf threeComponents(byte[] content) {
+        int a = content.length / 3;
+        int b = 2 * content.length / 3;
+        CompositeByteBuf composite = Unpooled.compositeBuffer();
+        composite.addComponents(true, Unpooled.wrappedBuffer(Arrays.copyOfRange(content, 0, a)),
+                Unpooled.directBuffer(b - a).writeBytes(content, a, b - a),
+                Unpooled.wrappedBuffer(Arrays.copyOfRange(content, b, content.length)));
+        return composite;
+    }
+
+    private static byte[] bytes(ByteBuf buf) {
+        byte[] out = new byte[buf.readableBytes()];
+        buf.getBytes(buf.readerIndex(), out);
+        return out;
+    }
+}
