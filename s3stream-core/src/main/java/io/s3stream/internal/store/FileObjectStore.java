@@ -79,7 +79,7 @@ public final class FileObjectStore implements ObjectStore {
     private static final int DIRECTORY_RACE_ATTEMPTS = 100;
 
     private final Path root;
-    /** Writes files' content: in forced slices, object bytes through O_DIRECT where it works. */
+    /** Writes (in forced slices) and reads files' content; object bytes through O_DIRECT where it works. */
     final ObjectFileIo fileIo;
     private final String description;
     private final int minPartSizeBytes;

@@ -14,17 +14,18 @@ import java.util.UUID;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Writes the content of a {@link FileObjectStore}'s files: large content in slices forced one at a time, and object
- * bytes through {@code O_DIRECT} when the file system accepts it.
+ * Writes and reads the content of a {@link FileObjectStore}'s files: large content written in slices forced one at a
+ * time, and object bytes written and read through {@code O_DIRECT} when the file system accepts it.
  *
  * <h2>Slices</h2>
- * Content larger than {@link #FORCE_EVERY_BYTES} goes in slices, each forced but the last (the caller forces the
- * end), one slice of the store at a time: a store on the WAL's disk must not leave a whole object dirty for one flush
- * at the end, nor let compaction's concurrent part copies flush several at once, because the device then writes tens
- * of MiB in one go and every WAL write queued behind waits for it (measured: producer p99.9 49–86 ms instead of
- * 12–19 ms in a round meeting compaction at 10,000 rec/s; benchmarks/README.md).
+ * Content larger than {@link #SLICE_BYTES} goes in slices, each forced but the last (the caller forces the end), one
+ * slice of the store at a time: a store on the WAL's disk must not leave a whole object dirty for one flush at the
+ * end, nor let compaction's concurrent part copies flush several at once, because the device then writes tens of MiB
+ * in one go and every WAL write queued behind waits for it (measured: producer p99.9 49–86 ms instead of 12–19 ms in a
+ * round meeting compaction at 10,000 rec/s; benchmarks/README.md). A direct read of more than a slice likewise goes
+ * one slice per request, taking the same turns.
  *
- * <h2>Direct writes</h2>
+ * <h2>Direct IO</h2>
  * A buffered write copies every byte into the page cache, and the objects of a node are written once and read, if at
  * all, through the block cache: on the machine of benchmarks/README.md that copy was a quarter of a broker's CPU under
  * unthrottled produce. Object bytes ({@link #writeAll} of at least {@link #DIRECT_MIN_BYTES}) are therefore copied
@@ -32,14 +33,17 @@ import java.util.concurrent.locks.ReentrantLock;
  * alignment and the file cut back to its length before the caller forces it, so durability is unchanged (the force
  * still flushes the device's cache and the file's size). A file system that refuses {@code O_DIRECT} (older tmpfs,
  * some FUSE file systems) is found by a probe at open and written through the page cache, as is everything with
- * {@code directWrites=false}.
+ * {@code directWrites=false}. Ranges of at least {@link #DIRECT_MIN_BYTES} are read the same way ({@link #readDirect}:
+ * the aligned pages around the range, into one pooled buffer), so catch-up reads do not fill the page cache either;
+ * a reader of a file written through the page cache (before this, or by a store with direct IO off) still reads the
+ * same bytes, since the kernel keeps direct and cached IO of one file coherent.
  */
 final class ObjectFileIo {
-    /** Bytes of a large write between forces (see "Slices"). */
-    static final int FORCE_EVERY_BYTES = 1 << 20;
+    /** Bytes of a large write between forces, and of a large direct read per request (see "Slices"). */
+    static final int SLICE_BYTES = 1 << 20;
     /** Alignment of a direct write's memory, file position and length: the largest logical block size in use. */
     static final int ALIGNMENT = 4096;
-    /** Content smaller than this (manifests, indexes, small test objects) is written through the page cache. */
+    /** Content and ranges smaller than this (manifests, leases, indexes, footers) go through the page cache. */
     static final int DIRECT_MIN_BYTES = 64 << 10;
 
     /**
@@ -111,7 +115,7 @@ final class ObjectFileIo {
                     (done, max) -> bytes.getBytes(index + (int) done, channel, done, (int) max));
             return;
         }
-        int bounceBytes = Math.min(FORCE_EVERY_BYTES, roundUp(length));
+        int bounceBytes = Math.min(SLICE_BYTES, roundUp(length));
         ByteBuf memory = PooledByteBufAllocator.DEFAULT.directBuffer(bounceBytes + ALIGNMENT);
         try (FileChannel out = FileChannel.open(file, StandardOpenOption.WRITE, DIRECT)) {
             ByteBuffer bounce = aligned(memory, bounceBytes);
@@ -156,11 +160,26 @@ final class ObjectFileIo {
         ByteBuf memory = PooledByteBufAllocator.DEFAULT.directBuffer(span + ALIGNMENT);
         try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ, DIRECT)) {
             ByteBuffer pages = aligned(memory, span);
+            boolean sliced = span > SLICE_BYTES;
             while (pages.hasRemaining()) {
-                int n = in.read(pages, start + pages.position());
+                // A large read goes one slice per request, one slice of the store at a time, like a large write: a
+                // 16 MiB compaction read in one request would hold the device's queue for ~15 ms ahead of the WAL.
+                pages.limit(Math.min(span, pages.position() + SLICE_BYTES));
+                int n;
+                if (sliced) {
+                    bulkSlices.lock();
+                }
+                try {
+                    n = in.read(pages, start + pages.position());
+                } finally {
+                    if (sliced) {
+                        bulkSlices.unlock();
+                    }
+                }
                 if (n <= 0 || pages.position() % ALIGNMENT != 0) {
                     break; // the end of the file: a direct read stops short only there
                 }
+                pages.limit(span);
             }
             int offset = alignedOffset(memory) + (int) (position - start);
             int read = (int) Math.min(count, Math.max(0, start + pages.position() - position));
@@ -178,10 +197,10 @@ final class ObjectFileIo {
 
     /** Moves {@code length} bytes into {@code out} through {@code transfer}, in slices as "Slices" above describes. */
     void transferSliced(FileChannel out, long length, SliceTransfer transfer) throws IOException {
-        boolean sliced = length > FORCE_EVERY_BYTES;
+        boolean sliced = length > SLICE_BYTES;
         long done = 0;
         while (done < length) {
-            long end = Math.min(length, done + FORCE_EVERY_BYTES);
+            long end = Math.min(length, done + SLICE_BYTES);
             if (sliced) {
                 bulkSlices.lock();
             }

@@ -328,7 +328,7 @@ class FileObjectStoreTest extends ObjectStoreContractTest {
     void objectsLargerThanOneSliceArriveWhole() {
         // Writes, part copies and the concatenation at complete go to the device in 1 MiB slices: lengths around and
         // across the slice boundary, and a copy from an unaligned position, must come back byte for byte.
-        int slice = ObjectFileIo.FORCE_EVERY_BYTES;
+        int slice = ObjectFileIo.SLICE_BYTES;
         byte[] large = bytes(3 * slice + 123);
         put("big", large);
         assertThat(getBytes("big")).isEqualTo(large);

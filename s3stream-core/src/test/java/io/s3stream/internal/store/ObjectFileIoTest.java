@@ -21,7 +21,7 @@ import java.util.UUID;
 
 import static io.s3stream.internal.store.ObjectFileIo.ALIGNMENT;
 import static io.s3stream.internal.store.ObjectFileIo.DIRECT_MIN_BYTES;
-import static io.s3stream.internal.store.ObjectFileIo.FORCE_EVERY_BYTES;
+import static io.s3stream.internal.store.ObjectFileIo.SLICE_BYTES;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -56,8 +56,8 @@ class ObjectFileIoTest {
     void everyLengthComesBackWholeWithTheFileCutToIt() throws IOException {
         Random random = new Random(SEED);
         ObjectFileIo io = ObjectFileIo.open(dir, true);
-        int[] lengths = {1, DIRECT_MIN_BYTES - 1, DIRECT_MIN_BYTES, DIRECT_MIN_BYTES + 1, FORCE_EVERY_BYTES,
-            FORCE_EVERY_BYTES + ALIGNMENT - 1, 3 * FORCE_EVERY_BYTES + 17, 2 * FORCE_EVERY_BYTES + ALIGNMENT};
+        int[] lengths = {1, DIRECT_MIN_BYTES - 1, DIRECT_MIN_BYTES, DIRECT_MIN_BYTES + 1, SLICE_BYTES,
+            SLICE_BYTES + ALIGNMENT - 1, 3 * SLICE_BYTES + 17, 2 * SLICE_BYTES + ALIGNMENT};
         for (int length : lengths) {
             byte[] content = new byte[length];
             random.nextBytes(content);
@@ -71,7 +71,7 @@ class ObjectFileIoTest {
     void unalignedRangesAndTheEndOfTheFileReadExactly() throws IOException {
         Random random = new Random(SEED + 1);
         ObjectFileIo io = ObjectFileIo.open(dir, true);
-        byte[] content = new byte[2 * FORCE_EVERY_BYTES + 12_345];
+        byte[] content = new byte[2 * SLICE_BYTES + 12_345];
         random.nextBytes(content);
         Path file = write(io, "ranges", Unpooled.wrappedBuffer(content));
         for (int i = 0; i < 200; i++) {
@@ -93,6 +93,13 @@ class ObjectFileIoTest {
         } finally {
             past.release();
         }
+        ByteBuf slices = io.readDirect(file, 5, content.length + 10_000);
+        try {
+            assertThat(bytes(slices)).as("three slices and the end of the file")
+                    .isEqualTo(Arrays.copyOfRange(content, 5, content.length));
+        } finally {
+            slices.release();
+        }
         assertThat(io.readDirect(file, 0, DIRECT_MIN_BYTES - 1)).as("small ranges use the page cache").isNull();
         assertThat(ObjectFileIo.open(dir, false).readDirect(file, 0, content.length)).isNull();
     }
@@ -100,7 +107,7 @@ class ObjectFileIoTest {
     @Test
     void theStoreReadsAndSplitsDirectlyAndRefusesAnUnknownSetting() {
         Random random = new Random(SEED + 2);
-        byte[] content = new byte[FORCE_EVERY_BYTES + 777];
+        byte[] content = new byte[SLICE_BYTES + 777];
         random.nextBytes(content);
         for (String setting : List.of("", "?directWrites=false")) {
             try (ObjectStore store = ObjectStores.open(dir.resolve("store").toUri() + setting)) {
