@@ -48,6 +48,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * staging files carry the reserved name prefix {@value #RESERVED_PREFIX}, which no key segment may use, so they are
  * never visible through {@link #get} or {@link #list}. Newly created directories are forced into their parents. Data
  * objects leave a {@link SpaceReserve} of the file system free, so that a full disk can still take manifest commits.
+ * Object bytes bypass the page cache ({@code O_DIRECT}) where the file system allows it; see {@link ObjectFileIo}.
  *
  * <h2>Keys</h2>
  * Keys must be safe relative paths; {@link FileKeys} states the rules and maps keys to file names. Unlike S3, a

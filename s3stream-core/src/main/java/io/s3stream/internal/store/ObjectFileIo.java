@@ -47,7 +47,7 @@ final class ObjectFileIo {
     static final int DIRECT_MIN_BYTES = 64 << 10;
 
     /**
-     * {@code com.sun.nio.file.DIRECT}, looked up rather than named: javac reports every use of a
+     * {@code com.sun.nio.file.ExtendedOpenOption.DIRECT}, looked up rather than named: javac reports every use of a
      * {@code jdk.unsupported} type as a warning no annotation silences. Null on a JDK without it (no direct writes).
      */
     private static final OpenOption DIRECT = directOption();
@@ -61,14 +61,14 @@ final class ObjectFileIo {
     }
 
     /**
-     * A writer for the store in {@code root}; with {@code directWrites}, object bytes go through {@code O_DIRECT} if
-     * a probe file in {@code root} takes an aligned direct write.
+     * The file IO of the store in {@code root}; with {@code directWrites}, object bytes are written and read with
+     * {@code O_DIRECT} if a probe file in {@code root} takes an aligned direct write.
      */
     static ObjectFileIo open(Path root, boolean directWrites) {
         return new ObjectFileIo(directWrites && directWritesWork(root));
     }
 
-    /** Whether object bytes are written with {@code O_DIRECT}. */
+    /** Whether object bytes are written and read with {@code O_DIRECT}. */
     boolean direct() {
         return direct;
     }
