@@ -194,11 +194,19 @@ start_minio() { # data dir; sets S3_URI_BASE
   log "MinIO up on 127.0.0.1:$MINIO_PORT, bucket 'bench'"
 }
 
-# Waits while the 1-minute load is above MAX_LOAD, 60 s at a time, from a budget of WAIT_BUDGET seconds for the
+# Writes back every dirty page first, so no run pays for an earlier run's deferred writes: Kafka with default
+# flushing leaves each produce run's bytes dirty in the page cache, and the kernel writes them out 30 s later
+# (vm.dirty_expire_centisecs), in the middle of whichever run comes next. Measured 2026-11-27: 200 MB written back at
+# 18:41:51 in one second, during the shell's 2,000 rec/s run, whose 5-s window held a 65 ms record (13-14 ms in the
+# others) and made that round's p99.9 53 ms instead of 14. Logs how much it wrote back when that was over 16 MB.
+# Then waits while the 1-minute load is above MAX_LOAD, 60 s at a time, from a budget of WAIT_BUDGET seconds for the
 # whole script (default 1200); then sets LOAD, which is recorded next to every figure.
 WAIT_LEFT="${WAIT_BUDGET:-1200}"
 quiet() {
-  local load
+  local load dirty
+  dirty="$(awk '/^Dirty:/ { print int($2 / 1024) }' /proc/meminfo)"
+  sync
+  ((dirty <= 16)) || log "wrote back $dirty MB of dirty pages before measuring"
   while :; do
     load="$(cut -d' ' -f1 /proc/loadavg)"
     awk -v l="$load" -v m="$MAX_LOAD" 'BEGIN { exit !(l <= m) }' && break
