@@ -159,7 +159,8 @@ final class ObjectFileIo {
         int span = Math.toIntExact(end - start);
         ByteBuf memory = PooledByteBufAllocator.DEFAULT.directBuffer(span + ALIGNMENT);
         try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ, DIRECT)) {
-            ByteBuffer pages = aligned(memory, span);
+            int base = alignedOffset(memory);
+            ByteBuffer pages = memory.nioBuffer(base, span);
             boolean sliced = span > SLICE_BYTES;
             while (pages.hasRemaining()) {
                 // A large read goes one slice per request, one slice of the store at a time, like a large write: a
@@ -181,7 +182,7 @@ final class ObjectFileIo {
                 }
                 pages.limit(span);
             }
-            int offset = alignedOffset(memory) + (int) (position - start);
+            int offset = base + (int) (position - start);
             int read = (int) Math.min(count, Math.max(0, start + pages.position() - position));
             return memory.retainedSlice(offset, read);
         } finally {
@@ -234,7 +235,7 @@ final class ObjectFileIo {
 
     /** The first index of {@code memory} at an aligned address. */
     private static int alignedOffset(ByteBuf memory) {
-        ByteBuffer all = memory.nioBuffer(0, memory.capacity());
-        return all.alignmentOffset(0, ALIGNMENT) == 0 ? 0 : ALIGNMENT - all.alignmentOffset(0, ALIGNMENT);
+        int misalignment = memory.nioBuffer(0, memory.capacity()).alignmentOffset(0, ALIGNMENT);
+        return misalignment == 0 ? 0 : ALIGNMENT - misalignment;
     }
 }
