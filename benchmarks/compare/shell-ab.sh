@@ -11,12 +11,12 @@
 # starts one MinIO and puts each shell's objects in it (s3://bench/ab-base and s3://bench/ab-head) instead of file://.
 # "base" is BASE exported (git archive) into .work/ab-base and built there (offline when the local repository has all);
 # "head" is this working tree. Tests (TESTS, default "unthrottled rate10000"): unthrottled throughput; latency at a
-# fixed 10,000 rec/s; "consume": ConsumerPerformance reading that round's unthrottled topic from the beginning (list
-# it after unthrottled: TESTS="unthrottled consume"; part of that topic may still be in the log cache, so this reads
-# a mix of memory and objects); "backlog": ConsumerPerformance reading one topic of BACKLOG_RECORDS (default
-# 2,000,000, 2 GB: far over the log cache, so every read comes from objects through the block cache) produced into each
-# shell once before the first round, read whole in every round (TESTS=backlog alone measures the read path from
-# objects: the fetch MB/s and the shell's CPU per read). Both shells run for the
+# fixed 10,000 rec/s (rate10000) or 2,000 rec/s (rate2000); "consume": ConsumerPerformance reading that round's
+# unthrottled topic from the beginning (list it after unthrottled: TESTS="unthrottled consume"; part of that topic may
+# still be in the log cache, so this reads a mix of memory and objects); "backlog": ConsumerPerformance reading one
+# topic of BACKLOG_RECORDS (default 2,000,000, 2 GB: far over the log cache, so every read comes from objects through
+# the block cache) produced into each shell once before the first round, read whole in every round (TESTS=backlog
+# alone measures the read path from objects: the fetch MB/s and the shell's CPU per read). Both shells run for the
 # whole script on their embedded default (wal-blockdev file + file:// objects); each round runs every (test, system)
 # once, the order alternating per round; the table reports medians over rounds and the ratio head/base, with the CPU
 # time each shell process used during each run (user + system, from /proc/<pid>/stat) and, for the 10,000 rec/s run,
@@ -105,6 +105,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
       ctx0="$(ctx_switches "${SHELL_PIDS[$sys]}")"
       case "$test" in
         unthrottled) row="$(produce "$bs" "$topic" "$RECORDS" -1 $((RECORDS / 5)))" ;;
+        rate2000) row="$(produce "$bs" "$topic" $((2000 * RATE_SECONDS)) 2000 $((2000 * 3)))" ;;
         rate10000) row="$(produce "$bs" "$topic" $((10000 * RATE_SECONDS)) 10000 $((10000 * 3)))" ;;
         consume)
           # shellcheck disable=SC2046 # two numbers: MB/s and rec/s
@@ -139,9 +140,12 @@ print(f"kafka-shell {head} (head) vs {base} (base), medians of {max(int(r['round
 print("| test | base | head | head / base |")
 print("|---|---:|---:|---:|")
 for test, col, label in [("unthrottled", "rec_s", "unthrottled, rec/s"), ("unthrottled", "p99_ms", "unthrottled p99 ms"),
+                         ("rate2000", "p50_ms", "2,000 rec/s: p50 ms"), ("rate2000", "p99_ms", "2,000 rec/s: p99 ms"),
+                         ("rate2000", "p999_ms", "2,000 rec/s: p99.9 ms"),
                          ("rate10000", "p50_ms", "10,000 rec/s: p50 ms"), ("rate10000", "p99_ms", "10,000 rec/s: p99 ms"),
                          ("rate10000", "p999_ms", "10,000 rec/s: p99.9 ms"), ("consume", "rec_s", "consumer, rec/s"),
                          ("consume", "mb_s", "consumer, MB/s"), ("backlog", "mb_s", "consumer of the backlog, MB/s"), ("unthrottled", "cpu_ms", "shell CPU ms, unthrottled run"),
+                         ("rate2000", "cpu_ms", "shell CPU ms, 2,000 rec/s run"),
                          ("rate10000", "cpu_ms", "shell CPU ms, 10,000 rec/s run"),
                          ("rate10000", "ctx_switches", "shell context switches, 10,000 rec/s run"),
                          ("consume", "cpu_ms", "shell CPU ms, consumer run"),
