@@ -5,6 +5,7 @@ import io.s3stream.internal.store.common.StoreSupport;
 import io.s3stream.spi.ObjectStore.MultipartUpload;
 import io.s3stream.spi.ObjectStoreException;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -79,15 +80,16 @@ final class FileMultipartUpload implements MultipartUpload {
             }
             try (in) {
                 StoreSupport.checkCopyRange(store.description(), sourceKey, in.size(), position, length);
-                storePart(partNumber, length, (out, file) -> store.fileIo.transferSliced(out, length,
-                        (done, max) -> {
-                            long n = in.transferTo(position + done, max, out);
-                            if (n <= 0) {
-                                throw new ObjectStoreException(store.description() + ": source '" + sourceKey
-                                        + "' shrank while being copied", false);
-                            }
-                            return n;
-                        }));
+                List<ObjectFileIo.CopySource> range = List.of(new ObjectFileIo.CopySource(source, position, length));
+                storePart(partNumber, length, (out, file) -> {
+                    try {
+                        store.fileIo.copy(range, out, file);
+                    } catch (NoSuchFileException | EOFException e) {
+                        // Deleted, or cut short by hand (the store never truncates an object), during the copy.
+                        throw new ObjectStoreException(store.description() + ": source '" + sourceKey
+                                + "' changed while being copied: " + e.getMessage(), false);
+                    }
+                });
             }
             return null;
         });
@@ -102,18 +104,15 @@ final class FileMultipartUpload implements MultipartUpload {
             return completion; // in progress or done: completing again is harmless
         }
         completion = store.submit("complete multipart upload of", key, () -> {
-            List<Path> parts = partsInOrder();
+            List<ObjectFileIo.CopySource> parts = new ArrayList<>();
             long length = 0;
-            for (Path part : parts) {
-                length += Files.size(part);
+            for (Path part : partsInOrder()) {
+                long size = Files.size(part);
+                parts.add(new ObjectFileIo.CopySource(part, 0, size));
+                length += size;
             }
-            Path temp = store.writeTemp(key, target.getParent(), true, length, (out, file) -> {
-                for (Path part : parts) {
-                    try (FileChannel in = FileChannel.open(part, StandardOpenOption.READ)) {
-                        store.fileIo.transferSliced(out, in.size(), (done, max) -> in.transferTo(done, max, out));
-                    }
-                }
-            });
+            Path temp = store.writeTemp(key, target.getParent(), true, length,
+                    (out, file) -> store.fileIo.copy(parts, out, file));
             store.publishByRename(key, target, temp);
             FileObjectStore.deleteRecursively(staging);
             return null;

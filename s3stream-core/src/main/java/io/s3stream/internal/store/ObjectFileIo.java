@@ -3,13 +3,16 @@ package io.s3stream.internal.store;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -23,7 +26,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * end, nor let compaction's concurrent part copies flush several at once, because the device then writes tens of MiB
  * in one go and every WAL write queued behind waits for it (measured: producer p99.9 49–86 ms instead of 12–19 ms in a
  * round meeting compaction at 10,000 rec/s; benchmarks/README.md). A direct read of more than a slice likewise goes
- * one slice per request, taking the same turns.
+ * one slice per request, taking the same turns, and so do the reads of a copy ({@link #copy}: a part copy or a
+ * multipart completion), which through the page cache came with the kernel's read-ahead, two 4 MiB requests at a
+ * time ahead of the WAL's writes.
  *
  * <h2>Direct IO</h2>
  * A buffered write copies every byte into the page cache, and the objects of a node are written once and read, if at
@@ -34,7 +39,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * still flushes the device's cache and the file's size). A file system that refuses {@code O_DIRECT} (older tmpfs,
  * some FUSE file systems) is found by a probe at open and written through the page cache, as is everything with
  * {@code directWrites=false}. Ranges of at least {@link #DIRECT_MIN_BYTES} are read the same way ({@link #readDirect}:
- * the aligned pages around the range, into one pooled buffer), so catch-up reads do not fill the page cache either;
+ * the aligned pages around the range, into one pooled buffer), so catch-up reads do not fill the page cache either,
+ * and copies read their sources' pages and write their target's slices directly, through two such buffers;
  * a reader of a file written through the page cache (before this, or by a store with direct IO off) still reads the
  * same bytes, since the kernel keeps direct and cached IO of one file coherent.
  */
@@ -115,33 +121,118 @@ final class ObjectFileIo {
                     (done, max) -> bytes.getBytes(index + (int) done, channel, done, (int) max));
             return;
         }
-        int bounceBytes = Math.min(SLICE_BYTES, roundUp(length));
-        ByteBuf memory = PooledByteBufAllocator.DEFAULT.directBuffer(bounceBytes + ALIGNMENT);
-        try (FileChannel out = FileChannel.open(file, StandardOpenOption.WRITE, DIRECT)) {
-            ByteBuffer bounce = aligned(memory, bounceBytes);
-            // Each call starts at a multiple of the slice size (transferSliced moves whole slices), so the position
-            // stays aligned; only the file's last piece is padded.
-            transferSliced(channel, length, (done, max) -> {
-                int n = (int) Math.min(max, bounceBytes);
-                bounce.clear();
-                bytes.getBytes(index + (int) done, bounce.limit(n));
-                int padded = roundUp(n);
-                bounce.limit(padded);
-                while (bounce.position() < padded) {
-                    bounce.put((byte) 0);
-                }
-                bounce.flip();
-                while (bounce.hasRemaining()) {
-                    out.write(bounce, done + bounce.position());
-                }
-                return n;
-            });
-        } finally {
-            memory.release();
+        try (DirectSink sink = new DirectSink(file, length)) {
+            int done = 0;
+            while (done < length) {
+                int n = Math.min(sink.room(), length - done);
+                sink.put(bytes, index + done, n);
+                done += n;
+            }
+            sink.finish(channel);
         }
-        if (channel.size() != length) {
-            channel.truncate(length); // the padding of the last page
+    }
+
+    /** A range of a file to copy: {@code length} bytes from {@code position} of {@code path}. */
+    record CopySource(Path path, long position, long length) {
+    }
+
+    /**
+     * Writes the sources' ranges one after the other at the start of the new file {@code file}, open as
+     * {@code channel}: a part copy (one range of an object) or a multipart completion (every part whole). With direct
+     * IO the ranges are read and the file written with {@code O_DIRECT}, a slice per request, one slice of the store
+     * at a time, as a large write and a large direct read are: a copy through the page cache would read its source
+     * with the kernel's read-ahead (4 MiB requests, two at a time on the machine of benchmarks/README.md), holding the
+     * device for milliseconds ahead of every WAL write, and would fill the page cache with data nobody reads again.
+     *
+     * @throws EOFException        if a source ends before its range does
+     * @throws NoSuchFileException if a source does not exist
+     */
+    void copy(List<CopySource> sources, FileChannel channel, Path file) throws IOException {
+        long length = 0;
+        for (CopySource source : sources) {
+            length += source.length();
         }
+        if (!direct) {
+            for (CopySource source : sources) {
+                try (FileChannel in = FileChannel.open(source.path(), StandardOpenOption.READ)) {
+                    transferSliced(channel, source.length(), (done, max) -> {
+                        long n = in.transferTo(source.position() + done, max, channel);
+                        if (n <= 0) {
+                            throw ended(source, done);
+                        }
+                        return n;
+                    });
+                }
+            }
+            return;
+        }
+        boolean sliced = length > SLICE_BYTES;
+        try (DirectSink sink = new DirectSink(file, length)) {
+            // The pages around a range of at most a slice: one page more than the slice.
+            ByteBuf memory = PooledByteBufAllocator.DEFAULT.directBuffer(sink.sliceBytes() + 2 * ALIGNMENT);
+            try {
+                copy(sources, sink, aligned(memory, sink.sliceBytes() + ALIGNMENT), sliced);
+            } finally {
+                memory.release();
+            }
+            sink.finish(channel);
+        }
+    }
+
+    private void copy(List<CopySource> sources, DirectSink sink, ByteBuffer pages, boolean sliced) throws IOException {
+        for (CopySource source : sources) {
+            try (FileChannel in = FileChannel.open(source.path(), StandardOpenOption.READ, DIRECT)) {
+                long done = 0;
+                while (done < source.length()) {
+                    int n = (int) Math.min(sink.room(), source.length() - done);
+                    long position = source.position() + done;
+                    long start = position & -ALIGNMENT;
+                    int offset = (int) (position - start);
+                    pages.clear().limit(roundUp(offset + n));
+                    int read = readPages(in, start, pages, pages.capacity(), sliced);
+                    if (read < offset + n) {
+                        throw ended(source, done + Math.max(0, read - offset));
+                    }
+                    sink.put(pages.limit(offset + n).position(offset));
+                    done += n;
+                }
+            }
+        }
+    }
+
+    private static EOFException ended(CopySource source, long present) {
+        return new EOFException(source.path() + " ended " + present + " bytes into the " + source.length()
+                + "-byte range at " + source.position() + " being copied");
+    }
+
+    /**
+     * Reads the pages from {@code start} into {@code pages} (aligned, a multiple of the alignment long) with the
+     * direct channel {@code in}, at most {@code requestBytes} per request and, if {@code sliced}, one request of the
+     * store at a time; returns how many bytes it read, fewer than asked only at the end of the file.
+     */
+    private int readPages(FileChannel in, long start, ByteBuffer pages, int requestBytes, boolean sliced)
+            throws IOException {
+        int span = pages.limit();
+        int base = pages.position();
+        while (pages.hasRemaining()) {
+            pages.limit(Math.min(span, pages.position() + requestBytes));
+            int n;
+            if (sliced) {
+                bulkSlices.lock();
+            }
+            try {
+                n = in.read(pages, start + pages.position() - base);
+            } finally {
+                if (sliced) {
+                    bulkSlices.unlock();
+                }
+            }
+            if (n <= 0 || pages.position() % ALIGNMENT != 0) {
+                break; // the end of the file: a direct read stops short only there
+            }
+            pages.limit(span);
+        }
+        return pages.position() - base;
     }
 
     /**
@@ -160,30 +251,11 @@ final class ObjectFileIo {
         ByteBuf memory = PooledByteBufAllocator.DEFAULT.directBuffer(span + ALIGNMENT);
         try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ, DIRECT)) {
             int base = alignedOffset(memory);
-            ByteBuffer pages = memory.nioBuffer(base, span);
-            boolean sliced = span > SLICE_BYTES;
-            while (pages.hasRemaining()) {
-                // A large read goes one slice per request, one slice of the store at a time, like a large write: a
-                // 16 MiB compaction read in one request would hold the device's queue for ~15 ms ahead of the WAL.
-                pages.limit(Math.min(span, pages.position() + SLICE_BYTES));
-                int n;
-                if (sliced) {
-                    bulkSlices.lock();
-                }
-                try {
-                    n = in.read(pages, start + pages.position());
-                } finally {
-                    if (sliced) {
-                        bulkSlices.unlock();
-                    }
-                }
-                if (n <= 0 || pages.position() % ALIGNMENT != 0) {
-                    break; // the end of the file: a direct read stops short only there
-                }
-                pages.limit(span);
-            }
+            // A large read goes one slice per request, one slice of the store at a time, like a large write: a
+            // 16 MiB compaction read in one request would hold the device's queue for ~15 ms ahead of the WAL.
+            int pages = readPages(in, start, memory.nioBuffer(base, span), SLICE_BYTES, span > SLICE_BYTES);
             int offset = base + (int) (position - start);
-            int read = (int) Math.min(count, Math.max(0, start + pages.position() - position));
+            int read = (int) Math.min(count, Math.max(0, start + pages - position));
             return memory.retainedSlice(offset, read);
         } finally {
             memory.release();
@@ -220,6 +292,110 @@ final class ObjectFileIo {
                 if (sliced) {
                     bulkSlices.unlock();
                 }
+            }
+        }
+    }
+
+    /**
+     * Object bytes on their way into a new file with {@code O_DIRECT}, put at most {@link #room()} at a time: each full
+     * slice is written at its aligned position and, but the last, forced, holding the store's slice turn while it
+     * reaches the device (see "Slices"); {@link #finish} writes the rest padded to the alignment and cuts the file back
+     * to its length, which the caller then forces.
+     */
+    private final class DirectSink implements AutoCloseable {
+        private final long length;
+        private final boolean sliced;
+        private final ByteBuf memory;
+        private final ByteBuffer slice;
+        private final FileChannel out;
+        private long written;
+
+        DirectSink(Path file, long length) throws IOException {
+            this.length = length;
+            this.sliced = length > SLICE_BYTES;
+            // A slice, or the length rounded up to the alignment if smaller.
+            int capacity = (int) Math.min(SLICE_BYTES, Math.max(ALIGNMENT, (length + ALIGNMENT - 1) & -ALIGNMENT));
+            this.memory = PooledByteBufAllocator.DEFAULT.directBuffer(capacity + ALIGNMENT);
+            this.slice = aligned(memory, capacity);
+            try {
+                this.out = FileChannel.open(file, StandardOpenOption.WRITE, DIRECT);
+            } catch (IOException | RuntimeException e) {
+                memory.release();
+                throw e;
+            }
+        }
+
+        /** Bytes of a slice of this file. */
+        int sliceBytes() {
+            return slice.capacity();
+        }
+
+        /** Bytes the current slice has room for (never 0 before the length is reached). */
+        int room() {
+            return slice.remaining();
+        }
+
+        /** Puts {@code n} (at most {@link #room()}) bytes of {@code bytes} from {@code index}. */
+        void put(ByteBuf bytes, int index, int n) throws IOException {
+            bytes.getBytes(index, slice.duplicate().limit(slice.position() + n));
+            slice.position(slice.position() + n);
+            writeIfFull();
+        }
+
+        /** Puts the remaining bytes (at most {@link #room()}) of {@code bytes}. */
+        void put(ByteBuffer bytes) throws IOException {
+            slice.put(bytes);
+            writeIfFull();
+        }
+
+        private void writeIfFull() throws IOException {
+            if (!slice.hasRemaining()) {
+                write(written + slice.capacity() < length);
+            }
+        }
+
+        /** Writes what is left, padded, and cuts the file given as {@code channel} back to the length. */
+        void finish(FileChannel channel) throws IOException {
+            if (slice.position() > 0) {
+                int padded = roundUp(slice.position());
+                while (slice.position() < padded) {
+                    slice.put((byte) 0);
+                }
+                slice.limit(padded);
+                write(false);
+            }
+            if (channel.size() != length) {
+                channel.truncate(length); // the padding of the last page
+            }
+        }
+
+        private void write(boolean force) throws IOException {
+            slice.flip();
+            if (sliced) {
+                bulkSlices.lock();
+            }
+            try {
+                while (slice.hasRemaining()) {
+                    out.write(slice, written + slice.position());
+                }
+                if (force) {
+                    out.force(false);
+                }
+            } finally {
+                if (sliced) {
+                    bulkSlices.unlock();
+                }
+            }
+            written += slice.limit();
+            slice.clear();
+        }
+
+        @Override
+        public void close() throws IOException {
+            try {
+                out.close();
+            } finally {
+                memory.release();
             }
         }
     }

@@ -105,6 +105,49 @@ class ObjectFileIoTest {
     }
 
     @Test
+    void copiesOfUnalignedRangesOfSeveralFilesComeBackWhole() throws IOException {
+        // Part copies (one range of an object) and completions (every part whole) go through one aligned slice: ranges
+        // that start and end anywhere, of several files one after the other, lengths around the slice and the page.
+        Random random = new Random(SEED + 3);
+        byte[][] files = new byte[3][];
+        Path[] paths = new Path[files.length];
+        ObjectFileIo direct = ObjectFileIo.open(dir, true);
+        for (int f = 0; f < files.length; f++) {
+            files[f] = new byte[2 * SLICE_BYTES + random.nextInt(SLICE_BYTES)];
+            random.nextBytes(files[f]);
+            paths[f] = write(direct, "source-" + f, Unpooled.wrappedBuffer(files[f]));
+        }
+        int[] special = {0, 1, ALIGNMENT - 1, ALIGNMENT, ALIGNMENT + 1, SLICE_BYTES - 1, SLICE_BYTES, SLICE_BYTES + 1};
+        for (int round = 0; round < 40; round++) {
+            List<ObjectFileIo.CopySource> sources = new java.util.ArrayList<>();
+            java.io.ByteArrayOutputStream expected = new java.io.ByteArrayOutputStream();
+            for (int k = 1 + random.nextInt(3); k > 0; k--) {
+                int f = random.nextInt(files.length);
+                int length = random.nextBoolean() ? special[random.nextInt(special.length)]
+                        : random.nextInt(files[f].length);
+                int position = random.nextInt(files[f].length - length + 1);
+                sources.add(new ObjectFileIo.CopySource(paths[f], position, length));
+                expected.write(files[f], position, length);
+            }
+            for (ObjectFileIo io : List.of(direct, ObjectFileIo.open(dir, false))) {
+                Path copy = copy(io, "copy-" + round + "-" + io.direct(), sources);
+                assertThat(Files.readAllBytes(copy)).as("round %d, direct %s: %s", round, io.direct(), sources)
+                        .isEqualTo(expected.toByteArray());
+                Files.delete(copy);
+            }
+        }
+        ObjectFileIo.CopySource past = new ObjectFileIo.CopySource(paths[0], files[0].length - 10, 11);
+        for (ObjectFileIo io : List.of(direct, ObjectFileIo.open(dir, false))) {
+            assertThatThrownBy(() -> copy(io, "past-" + io.direct(), List.of(past)))
+                    .isInstanceOf(java.io.EOFException.class)
+                    .hasMessageContaining("ended 10 bytes into the 11-byte range");
+            assertThatThrownBy(() -> copy(io, "missing-" + io.direct(),
+                    List.of(new ObjectFileIo.CopySource(dir.resolve("missing"), 0, 1))))
+                    .isInstanceOf(java.nio.file.NoSuchFileException.class);
+        }
+    }
+
+    @Test
     void theStoreReadsAndSplitsDirectlyAndRefusesAnUnknownSetting() {
         Random random = new Random(SEED + 2);
         byte[] content = new byte[SLICE_BYTES + 777];
@@ -143,6 +186,16 @@ class ObjectFileIoTest {
             channel.force(true);
         } finally {
             content.release();
+        }
+        return file;
+    }
+
+    /** Copies {@code sources} into a new file as {@link FileMultipartUpload} does, forced. */
+    private Path copy(ObjectFileIo io, String name, List<ObjectFileIo.CopySource> sources) throws IOException {
+        Path file = dir.resolve(name);
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            io.copy(sources, channel, file);
+            channel.force(true);
         }
         return file;
     }
