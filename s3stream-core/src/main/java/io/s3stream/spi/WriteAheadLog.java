@@ -63,7 +63,8 @@ public interface WriteAheadLog extends AutoCloseable {
     /**
      * {@link #append(ByteBuf)} reporting to a callback instead of a future, which allocates nothing
      * per append for it. The callback is called exactly once, in position order like the futures; usually on the WAL's
-     * own thread, but on the calling thread, before this method returns, when the record is refused at once. This
+     * own thread, but on the calling thread, before this method returns, when the record is refused at once or when
+     * the WAL writes it on that thread (wal-blockdev does, for a lone append on a quiet WAL). This
      * default adapts the future; backends override it (and implement {@link #append(ByteBuf)} with
      * {@link AppendCallback#completing}) to save the future, its result and the adapter on every append.
      */
@@ -124,8 +125,8 @@ public interface WriteAheadLog extends AutoCloseable {
     void close();
 
     /**
-     * The outcome of one {@link #append(ByteBuf, AppendCallback)}. Runs on the thread that acknowledges every later
-     * record too: it must be quick and must not block.
+     * The outcome of one {@link #append(ByteBuf, AppendCallback)}. Callbacks run one at a time, in position order, on
+     * the thread that acknowledges the record (the WAL's, or the appender's): they must be quick and must not block.
      */
     interface AppendCallback {
         /** The record is durable at {@code walPosition}; {@code trim(nextPosition)} would release it. */

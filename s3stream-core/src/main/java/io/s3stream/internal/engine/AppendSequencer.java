@@ -24,7 +24,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * Appends of all streams pass one short critical section, the <em>sequencer</em> lock: it assigns the stream's offsets,
  * encodes the WAL record (into the {@link RecordArena}), queues the in-flight append and hands the record to the WAL,
  * with the append itself as the WAL's callback. Because the WAL is called in sequencer order, WAL positions follow
- * queue order. Completions are <em>drained</em> from the head of that queue only, by whichever thread finds the head
+ * queue order. A WAL may write a lone record on the calling thread (wal-blockdev, on a quiet WAL): the lock is then
+ * held through that write, and an append of another stream arriving meanwhile waits for it, which is what makes the
+ * WAL see appends close together and go back to group commits on its own thread. Completions are <em>drained</em> from the head of that queue only, by whichever thread finds the head
  * durable (usually the WAL's completion thread, from the callback), so batches enter the log cache and
  * futures complete in WAL order: per stream in offset order, and across streams in an order that makes every sealed
  * log-cache block a prefix of the WAL. Everything else that must be ordered with appends (a stream's refusal, a flush

@@ -2,7 +2,6 @@ package io.s3stream.wal.blockdev.internal;
 
 import io.s3stream.NodeFencedException;
 import io.s3stream.StorageIOException;
-import io.s3stream.wal.blockdev.internal.BlockDeviceWal.OwnershipCheck;
 
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
