@@ -4,6 +4,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -44,8 +45,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * ACLs with Kafka's semantics, checked from real clients over SASL/PLAIN: a user allowed to produce but not consume
  * and one the other way round, group ACLs, prefixed ACLs, DENY overriding ALLOW, Metadata showing only the topics a
- * user may describe, transactional ids, the ACL APIs refused to non-admins, and Kafka's own {@code kafka-acls.sh}
- * ({@code org.apache.kafka.tools.AclCommand}, run in its own JVM) adding, listing and removing ACLs.
+ * user may describe, transactional ids (DescribeTransactions listing only the topics a user may describe), the ACL
+ * APIs refused to non-admins, and Kafka's own {@code kafka-acls.sh} ({@code org.apache.kafka.tools.AclCommand}, run
+ * in its own JVM) adding, listing and removing ACLs.
  */
 @Timeout(180)
 class AclTest {
@@ -224,6 +226,37 @@ class AclTest {
             Map<String, Object> committed = new HashMap<>(as("admin"));
             committed.put("isolation.level", "read_committed");
             assertThat(read(fx, committed, null, "payments", 1)).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void describeTransactionsShowsOnlyTheTopicsThePrincipalMayDescribe() throws Exception {
+        try (ShellFixture fx = new ShellFixture(secured())) {
+            createTopics(fx, "orders", "ledger");
+            Map<String, Object> tx = new HashMap<>(as("admin"));
+            tx.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "tx-orders");
+            try (KafkaProducer<String, String> p = fx.producer(tx)) {
+                p.initTransactions();
+                p.beginTransaction();
+                p.send(new ProducerRecord<>("orders", 0, null, "o")).get(15, TimeUnit.SECONDS);
+                p.send(new ProducerRecord<>("ledger", 0, null, "l")).get(15, TimeUnit.SECONDS);
+                // left open: the description lists both partitions
+                try (Admin admin = admin(fx, "admin")) {
+                    assertThat(admin.describeTransactions(List.of("tx-orders")).description("tx-orders").get()
+                            .topicPartitions()).containsExactlyInAnyOrder(new TopicPartition("orders", 0),
+                            new TopicPartition("ledger", 0));
+                }
+                try (Admin bob = admin(fx, "bob")) {
+                    assertThatThrownBy(() -> bob.describeTransactions(List.of("tx-orders")).description("tx-orders")
+                            .get()).hasCauseInstanceOf(TransactionalIdAuthorizationException.class);
+                    grant(fx, allow(ResourceType.TRANSACTIONAL_ID, "tx-orders", "bob", AclOperation.DESCRIBE),
+                            allow(ResourceType.TOPIC, "orders", "bob", AclOperation.DESCRIBE));
+                    var seen = bob.describeTransactions(List.of("tx-orders")).description("tx-orders").get();
+                    assertThat(seen.state()).isEqualTo(TransactionState.ONGOING);
+                    assertThat(seen.topicPartitions()).containsExactly(new TopicPartition("orders", 0));
+                }
+                p.abortTransaction();
+            }
         }
     }
 
