@@ -587,21 +587,31 @@ public final class FileObjectStore implements ObjectStore {
     }
 
     private ByteBuf read(String key, Path target, long position, int length, boolean whole) throws IOException {
-        try (FileChannel channel = openForRead(key, target)) {
-            long size = channel.size();
-            int count;
-            if (whole) {
-                if (size > Integer.MAX_VALUE - 8) {
-                    throw new ObjectStoreException(description + ": '" + key + "' has " + size
-                            + " bytes, too many for one buffer; read it in ranges", false);
+        // Size and bytes come from one open file, so a read racing an overwrite returns the old object or the new one.
+        // A ranged read large enough for direct IO opens the file with O_DIRECT at once; a whole read opens it through
+        // the page cache to learn its size, and a large object once more, with O_DIRECT, taking its size again there.
+        boolean openDirect = !whole && fileIo.readsDirect(length);
+        while (true) {
+            try (FileChannel channel = openForRead(key, target, openDirect)) {
+                long size = channel.size();
+                int count;
+                if (whole) {
+                    if (size > Integer.MAX_VALUE - 8) {
+                        throw new ObjectStoreException(description + ": '" + key + "' has " + size
+                                + " bytes, too many for one buffer; read it in ranges", false);
+                    }
+                    count = (int) size;
+                } else {
+                    count = StoreSupport.clipRange(description, key, size, position, length);
                 }
-                count = (int) size;
-            } else {
-                count = StoreSupport.clipRange(description, key, size, position, length);
+                if (openDirect) {
+                    return complete(key, fileIo.readDirect(channel, position, count), size, position, count);
+                }
+                if (!whole || !fileIo.readsDirect(count)) {
+                    return readRange(key, channel, size, position, count);
+                }
             }
-            ByteBuf direct = fileIo.readDirect(target, position, count);
-            return direct != null ? complete(key, direct, size, position, count) : readRange(key, channel, size,
-                    position, count);
+            openDirect = true;
         }
     }
 
@@ -617,14 +627,15 @@ public final class FileObjectStore implements ObjectStore {
 
     private List<ByteBuf> readSplit(String key, Path target, long position, int total, int[] lengths)
             throws IOException {
-        try (FileChannel channel = openForRead(key, target)) {
+        boolean openDirect = fileIo.readsDirect(total);
+        try (FileChannel channel = openForRead(key, target, openDirect)) {
             long size = channel.size();
             if (position + total > size) {
                 throw new ObjectStoreException(description + ": '" + key + "' has " + size + " bytes, it ends before "
                         + "the split read [" + position + ", " + (position + total) + ")", false);
             }
             List<ByteBuf> parts = new ArrayList<>(lengths.length);
-            ByteBuf direct = fileIo.readDirect(target, position, total);
+            ByteBuf direct = openDirect ? fileIo.readDirect(channel, position, total) : null;
             try {
                 if (direct != null) {
                     complete(key, direct, size, position, total); // one read of the whole span, cut into the parts
@@ -650,12 +661,12 @@ public final class FileObjectStore implements ObjectStore {
         }
     }
 
-    private FileChannel openForRead(String key, Path target) throws IOException {
+    private FileChannel openForRead(String key, Path target, boolean direct) throws IOException {
         if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
             throw notFound(key);
         }
         try {
-            return FileChannel.open(target, StandardOpenOption.READ);
+            return fileIo.openForRead(target, direct);
         } catch (NoSuchFileException e) {
             throw notFound(key);
         } catch (FileSystemException e) {

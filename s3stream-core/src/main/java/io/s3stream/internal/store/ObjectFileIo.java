@@ -235,21 +235,32 @@ final class ObjectFileIo {
         return pages.position() - base;
     }
 
+    /** Whether a range of {@code count} bytes is read with {@code O_DIRECT} (from a file opened with {@code direct}). */
+    boolean readsDirect(long count) {
+        return direct && count >= DIRECT_MIN_BYTES;
+    }
+
     /**
-     * Reads {@code count} bytes at {@code position} of {@code file} with {@code O_DIRECT} into one pooled buffer, or
-     * returns null when this range goes through the page cache (direct IO off, or fewer than {@link #DIRECT_MIN_BYTES}).
-     * The aligned pages around the range are read; the buffer returned holds the range only, and fewer readable bytes
-     * than {@code count} if the file ended first.
+     * Opens {@code file} to read, with {@code O_DIRECT} if {@code direct}, as {@link #readDirect(FileChannel, long,
+     * int)} needs.
      */
-    ByteBuf readDirect(Path file, long position, int count) throws IOException {
-        if (!direct || count < DIRECT_MIN_BYTES) {
-            return null;
-        }
+    FileChannel openForRead(Path file, boolean direct) throws IOException {
+        return direct ? FileChannel.open(file, StandardOpenOption.READ, DIRECT)
+                : FileChannel.open(file, StandardOpenOption.READ);
+    }
+
+    /**
+     * Reads {@code count} bytes at {@code position} of the file {@code in}, opened with {@link #openForRead
+     * openForRead(file, true)}, into one pooled buffer. The aligned pages around the range are read; the buffer
+     * returned holds the range only, and fewer readable bytes than {@code count} if the file ended first. The caller
+     * reads the size of the file through the same channel, so the two belong to the same object.
+     */
+    ByteBuf readDirect(FileChannel in, long position, int count) throws IOException {
         long start = position & -ALIGNMENT;
         long end = (position + count + ALIGNMENT - 1) & -ALIGNMENT;
         int span = Math.toIntExact(end - start);
         ByteBuf memory = PooledByteBufAllocator.DEFAULT.directBuffer(span + ALIGNMENT);
-        try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ, DIRECT)) {
+        try {
             int base = alignedOffset(memory);
             // A large read goes one slice per request, one slice of the store at a time, like a large write: a
             // 16 MiB compaction read in one request would hold the device's queue for ~15 ms ahead of the WAL.

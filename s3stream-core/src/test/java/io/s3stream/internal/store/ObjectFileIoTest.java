@@ -77,7 +77,7 @@ class ObjectFileIoTest {
         for (int i = 0; i < 200; i++) {
             int position = random.nextInt(content.length - DIRECT_MIN_BYTES);
             int count = DIRECT_MIN_BYTES + random.nextInt(content.length - position - DIRECT_MIN_BYTES + 1);
-            ByteBuf read = io.readDirect(file, position, count);
+            ByteBuf read = readDirect(io, file, position, count);
             try {
                 assertThat(read.readableBytes()).isEqualTo(count);
                 assertThat(bytes(read)).as("[%d, +%d)", position, count)
@@ -86,22 +86,29 @@ class ObjectFileIoTest {
                 read.release();
             }
         }
-        ByteBuf past = io.readDirect(file, content.length - 100_000, 200_000);
+        ByteBuf past = readDirect(io, file, content.length - 100_000, 200_000);
         try {
             assertThat(bytes(past)).as("a range past the end holds what the file has")
                     .isEqualTo(Arrays.copyOfRange(content, content.length - 100_000, content.length));
         } finally {
             past.release();
         }
-        ByteBuf slices = io.readDirect(file, 5, content.length + 10_000);
+        ByteBuf slices = readDirect(io, file, 5, content.length + 10_000);
         try {
             assertThat(bytes(slices)).as("three slices and the end of the file")
                     .isEqualTo(Arrays.copyOfRange(content, 5, content.length));
         } finally {
             slices.release();
         }
-        assertThat(io.readDirect(file, 0, DIRECT_MIN_BYTES - 1)).as("small ranges use the page cache").isNull();
-        assertThat(ObjectFileIo.open(dir, false).readDirect(file, 0, content.length)).isNull();
+        assertThat(io.readsDirect(DIRECT_MIN_BYTES - 1)).as("small ranges use the page cache").isFalse();
+        assertThat(io.readsDirect(DIRECT_MIN_BYTES)).isTrue();
+        assertThat(ObjectFileIo.open(dir, false).readsDirect(content.length)).isFalse();
+    }
+
+    private static ByteBuf readDirect(ObjectFileIo io, Path file, long position, int count) throws IOException {
+        try (FileChannel in = io.openForRead(file, true)) {
+            return io.readDirect(in, position, count);
+        }
     }
 
     @Test
