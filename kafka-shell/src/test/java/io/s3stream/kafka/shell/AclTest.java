@@ -5,6 +5,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TransactionState;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -256,6 +257,39 @@ class AclTest {
                     assertThat(seen.topicPartitions()).containsExactly(new TopicPartition("orders", 0));
                 }
                 p.abortTransaction();
+            }
+        }
+    }
+
+    @Test
+    void consumerGroupDescribeHidesAGroupAssignedATopicTheCallerMayNotDescribe() throws Exception {
+        try (ShellFixture fx = new ShellFixture(secured())) {
+            createTopics(fx, "orders");
+            grant(fx, allow(ResourceType.TOPIC, "orders", "bob", AclOperation.READ),
+                    allow(ResourceType.GROUP, "g848", "bob", AclOperation.READ),
+                    allow(ResourceType.GROUP, "g848", "carol", AclOperation.DESCRIBE));
+            produce(fx, as("admin"), "orders", 5);
+            Map<String, Object> kip848 = new HashMap<>(as("bob"));
+            kip848.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+            try (KafkaConsumer<String, String> c = fx.consumer("g848", kip848);
+                 Admin admin = admin(fx, "admin"); Admin carol = admin(fx, "carol")) {
+                c.subscribe(List.of("orders"));
+                int got = 0;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (got < 5 && System.nanoTime() < deadline) {
+                    got += c.poll(Duration.ofMillis(200)).count();
+                }
+                assertThat(got).isEqualTo(5);
+                assertThat(admin.describeConsumerGroups(List.of("g848")).all().get().get("g848").members())
+                        .singleElement().satisfies(m -> assertThat(m.assignment().topicPartitions())
+                                .containsExactly(new TopicPartition("orders", 0)));
+                // Carol may describe the group but not the topic it is assigned: as Kafka, no members are shown.
+                assertThatThrownBy(() -> carol.describeConsumerGroups(List.of("g848")).all().get())
+                        .hasCauseInstanceOf(TopicAuthorizationException.class)
+                        .hasMessageContaining("not authorized to describe");
+                grant(fx, allow(ResourceType.TOPIC, "orders", "carol", AclOperation.DESCRIBE));
+                assertThat(carol.describeConsumerGroups(List.of("g848")).all().get().get("g848").members())
+                        .hasSize(1);
             }
         }
     }

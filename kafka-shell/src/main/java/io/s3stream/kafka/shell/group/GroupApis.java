@@ -61,6 +61,7 @@ import org.apache.kafka.common.requests.TxnOffsetCommitResponse;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -686,9 +687,31 @@ public final class GroupApis implements ApiFamily {
         }
         return CompletableFuture.allOf(described.toArray(CompletableFuture[]::new)).thenApply(v -> {
             ConsumerGroupDescribeResponseData out = new ConsumerGroupDescribeResponseData();
-            described.forEach(f -> out.groups().add(f.join()));
+            described.forEach(f -> out.groups().add(hideUndescribableTopics(ctx, f.join())));
             return new ConsumerGroupDescribeResponse(out);
         });
+    }
+
+    /**
+     * As Kafka: a group whose members' assignments or target assignments name a topic the caller may not describe is
+     * answered TOPIC_AUTHORIZATION_FAILED, without its members, so that the description shows no such topic.
+     */
+    private ConsumerGroupDescribeResponseData.DescribedGroup hideUndescribableTopics(
+            RequestContext ctx, ConsumerGroupDescribeResponseData.DescribedGroup group) {
+        Set<String> named = new HashSet<>();
+        for (ConsumerGroupDescribeResponseData.Member m : group.members()) {
+            m.assignment().topicPartitions().forEach(tp -> named.add(tp.topicName()));
+            m.targetAssignment().topicPartitions().forEach(tp -> named.add(tp.topicName()));
+        }
+        for (String topic : named) {
+            if (!auth.visible(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic)) {
+                return new ConsumerGroupDescribeResponseData.DescribedGroup().setGroupId(group.groupId())
+                        .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                        .setErrorMessage("The group has described topic(s) that the client is not authorized to "
+                                + "describe.");
+            }
+        }
+        return group;
     }
 
     private CompletableFuture<AbstractResponse> describeGroups(RequestContext ctx, DescribeGroupsRequest request) {
