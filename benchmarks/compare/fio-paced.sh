@@ -15,10 +15,7 @@ setup_fio
 mkdir -p "$DIR" "$RUN"
 machine | tee "$RUN/machine.txt" >&2
 FILE="$DIR/fio-paced.img"
-if [ ! -s "$FILE" ]; then
-  log "pre-writing 1 GiB at $FILE (synchronous writes to unwritten extents are several times slower)"
-  dd if=/dev/zero of="$FILE" bs=1M count=1024 oflag=direct status=none
-fi
+prewritten "$FILE"
 TSV="$RUN/fio-paced.tsv"
 printf 'round\tmode\tbs\tload\twrites_s\tp50_us\tp99_us\tp999_us\tmax_us\n' >"$TSV"
 # mode and its fio options

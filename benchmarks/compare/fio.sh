@@ -12,10 +12,7 @@ build_shell
 mkdir -p "$DIR" "$RUN"
 machine | tee "$RUN/machine.txt" >&2
 FILE="$DIR/fio.img"
-if [ ! -s "$FILE" ]; then
-  log "pre-writing 1 GiB at $FILE (synchronous writes to unwritten extents are several times slower)"
-  dd if=/dev/zero of="$FILE" bs=1M count=1024 oflag=direct status=none
-fi
+prewritten "$FILE"
 TSV="$RUN/fio.tsv"
 printf 'round\tjob\tload\tiops\tmb_s\tp50_us\tp99_us\n' >"$TSV"
 # name bs iodepth engine

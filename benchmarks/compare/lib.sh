@@ -78,6 +78,12 @@ setup_fio() {
   command -v fio >/dev/null 2>&1 || { log "installing fio"; apt-get update -qq && apt-get install -y -qq fio; }
 }
 
+prewritten() { # file: fio's target, written whole once (synchronous writes to unwritten extents are several times slower)
+  [ -s "$1" ] && return
+  log "pre-writing 1 GiB at $1"
+  dd if=/dev/zero of="$1" bs=1M count=1024 oflag=direct status=none
+}
+
 build_shell() {
   log "building kafka-shell and the benchmarks"
   (cd "$ROOT" && ./mvnw -q -B -pl kafka-shell,benchmarks -am -DskipTests package)

@@ -235,7 +235,7 @@ final class ObjectFileIo {
         return pages.position() - base;
     }
 
-    /** Whether a range of {@code count} bytes is read with {@code O_DIRECT} (from a file opened with {@code direct}). */
+    /** Whether a range of {@code count} bytes is read with {@code O_DIRECT}, from a file opened {@code direct}. */
     boolean readsDirect(long count) {
         return direct && count >= DIRECT_MIN_BYTES;
     }

@@ -195,7 +195,7 @@ public final class TxnApis implements ApiFamily {
                 Map<String, List<Integer>> byTopic = new java.util.TreeMap<>();
                 d.partitions().forEach(tp -> byTopic.computeIfAbsent(tp.topic(), k -> new ArrayList<>()).add(tp.partition()));
                 // As Kafka: only the partitions of topics the principal may describe.
-                byTopic.keySet().removeIf(topic -> !auth.visible(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic));
+                byTopic.keySet().removeIf(t -> !auth.visible(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, t));
                 DescribeTransactionsResponseData.TopicDataCollection topicData = new DescribeTransactionsResponseData.TopicDataCollection();
                 byTopic.forEach((topic, parts) -> topicData.add(new DescribeTransactionsResponseData.TopicData()
                         .setTopic(topic).setPartitions(parts)));
