@@ -7,6 +7,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.GroupState;
@@ -151,6 +152,33 @@ class ConsumerGroupProtocolTest {
                 ConsumerGroupDescription d = admin.describeConsumerGroups(List.of("g848-re")).all().get()
                         .get("g848-re");
                 assertThat(d.partitionAssignor()).isEqualTo("range");
+            }
+        }
+    }
+
+    @Test
+    void aServerSideRegexFollowsNewTopicsAndItsTopicsAreNamedById() throws Exception {
+        // SubscriptionPattern: the coordinator resolves the expression and assigns topics the client has no name for;
+        // it asks Metadata for them by topic id (with the empty name, the field's default).
+        try (ShellFixture fx = new ShellFixture(FAST); Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic("logs-a", 2, (short) 1))).all().get();
+            try (KafkaProducer<String, String> p = fx.producer(Map.of())) {
+                p.send(new ProducerRecord<>("logs-a", 0, "k", "v")).get();
+            }
+            Owned owned = new Owned();
+            try (KafkaConsumer<String, String> c = consumer(fx, "g848-server-re", Map.of())) {
+                c.subscribe(new SubscriptionPattern("logs-.*"), owned);
+                Set<String> seen = new HashSet<>();
+                pollUntil(() -> {
+                    c.poll(Duration.ofMillis(100)).forEach(r -> seen.add(r.value()));
+                    return owned.now.size() == 2 && seen.contains("v");
+                }, List.of());
+                admin.createTopics(List.of(new NewTopic("logs-b", 1, (short) 1))).all().get();
+                pollUntil(() -> owned.now.size() == 3, List.of(c));
+                assertThat(owned.now).contains(new TopicPartition("logs-b", 0));
+                assertThat(admin.describeConsumerGroups(List.of("g848-server-re")).all().get().get("g848-server-re")
+                        .members()).singleElement().satisfies(m -> assertThat(m.assignment().topicPartitions())
+                                .hasSize(3));
             }
         }
     }

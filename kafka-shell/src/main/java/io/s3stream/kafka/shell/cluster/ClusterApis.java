@@ -150,21 +150,25 @@ public final class ClusterApis implements ApiFamily {
         } else {
             boolean autoCreate = config.autoCreateTopics() && (version < 4 || data.allowAutoTopicCreation());
             for (MetadataRequestData.MetadataRequestTopic rt : data.topics()) {
-                TopicRegistry.Topic t = rt.name() != null ? topics.get(rt.name())
-                        : rt.topicId() != null ? topics.byId(rt.topicId()) : null;
-                String name = t != null ? t.name() : rt.name();
+                // A topic asked for by id has a null name, or the empty one (the field's default: the Java client's
+                // consumer asks so for the topics of a KIP-848 assignment it has no name for).
+                boolean byId = (rt.name() == null || rt.name().isEmpty()) && rt.topicId() != null
+                        && !Uuid.ZERO_UUID.equals(rt.topicId());
+                TopicRegistry.Topic t = byId ? topics.byId(rt.topicId()) : rt.name() != null ? topics.get(rt.name())
+                        : null;
+                String name = t != null ? t.name() : byId ? null : rt.name();
                 if (name != null && !auth.allowed(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, name)) {
                     futures.add(CompletableFuture.completedFuture(new MetadataResponseData.MetadataResponseTopic()
                             .setName(rt.name()).setTopicId(rt.topicId() == null ? Uuid.ZERO_UUID : rt.topicId())
                             .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())));
                 } else if (t != null) {
                     futures.add(CompletableFuture.completedFuture(describeTopic(ctx, t, withOperations)));
-                } else if (rt.name() != null && autoCreate
+                } else if (name != null && autoCreate
                         && !auth.visible(ctx, AclOperation.CREATE, ResourceType.CLUSTER, Authorization.CLUSTER_NAME)
                         && !auth.allowed(ctx, AclOperation.CREATE, ResourceType.TOPIC, rt.name())) {
                     futures.add(CompletableFuture.completedFuture(new MetadataResponseData.MetadataResponseTopic()
                             .setName(rt.name()).setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())));
-                } else if (rt.name() != null && autoCreate) {
+                } else if (name != null && autoCreate) {
                     futures.add(topics.create(name, config.numPartitions(), Map.of())
                             .handle((created, e) -> {
                                 TopicRegistry.Topic now = topics.get(name);
@@ -178,7 +182,7 @@ public final class ClusterApis implements ApiFamily {
                 } else {
                     futures.add(CompletableFuture.completedFuture(new MetadataResponseData.MetadataResponseTopic()
                             .setName(rt.name()).setTopicId(rt.topicId() == null ? Uuid.ZERO_UUID : rt.topicId())
-                            .setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code())));
+                            .setErrorCode((byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code())));
                 }
             }
         }
