@@ -7,6 +7,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -274,12 +275,7 @@ class AclTest {
             try (KafkaConsumer<String, String> c = fx.consumer("g848", kip848);
                  Admin admin = admin(fx, "admin"); Admin carol = admin(fx, "carol")) {
                 c.subscribe(List.of("orders"));
-                int got = 0;
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                while (got < 5 && System.nanoTime() < deadline) {
-                    got += c.poll(Duration.ofMillis(200)).count();
-                }
-                assertThat(got).isEqualTo(5);
+                assertThat(pollUntil(c, 5)).isEqualTo(5);
                 assertThat(admin.describeConsumerGroups(List.of("g848")).all().get().get("g848").members())
                         .singleElement().satisfies(m -> assertThat(m.assignment().topicPartitions())
                                 .containsExactly(new TopicPartition("orders", 0)));
@@ -292,6 +288,43 @@ class AclTest {
                         .hasSize(1);
             }
         }
+    }
+
+    @Test
+    void aServerSideRegexSubscriptionGetsOnlyTopicsTheMemberMayDescribe() throws Exception {
+        Map<String, String> config = new HashMap<>(secured());
+        config.put("group.consumer.heartbeat.interval.ms", "300");
+        try (ShellFixture fx = new ShellFixture(config)) {
+            createTopics(fx, "orders", "ordinals");
+            grant(fx, allow(ResourceType.TOPIC, "orders", "bob", AclOperation.READ),
+                    allow(ResourceType.GROUP, "g-re", "bob", AclOperation.READ));
+            produce(fx, as("admin"), "orders", 5);
+            produce(fx, as("admin"), "ordinals", 5);
+            Map<String, Object> kip848 = new HashMap<>(as("bob"));
+            kip848.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+            try (KafkaConsumer<String, String> c = fx.consumer("g-re", kip848)) {
+                // Resolved by the coordinator (KIP-848): as Kafka, only the matching topics bob may describe. Had
+                // ordinals been assigned, its fetches would fail and poll would throw TopicAuthorizationException.
+                c.subscribe(new SubscriptionPattern("ord.*"));
+                assertThat(pollUntil(c, 5)).isEqualTo(5);
+                assertThat(c.assignment()).containsExactly(new TopicPartition("orders", 0));
+                // A grant shows at the member's next heartbeat.
+                grant(fx, allow(ResourceType.TOPIC, "ordinals", "bob", AclOperation.READ));
+                assertThat(pollUntil(c, 5)).isEqualTo(5);
+                assertThat(c.assignment()).containsExactlyInAnyOrder(new TopicPartition("orders", 0),
+                        new TopicPartition("ordinals", 0));
+            }
+        }
+    }
+
+    /** Polls until {@code n} more records arrived or 20 s passed; how many did. */
+    private static int pollUntil(KafkaConsumer<String, String> c, int n) {
+        int got = 0;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (got < n && System.nanoTime() < deadline) {
+            got += c.poll(Duration.ofMillis(200)).count();
+        }
+        return got;
     }
 
     @Test

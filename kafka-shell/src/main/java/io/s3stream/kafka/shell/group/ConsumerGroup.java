@@ -4,6 +4,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,6 +14,7 @@ import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
@@ -55,6 +57,10 @@ final class ConsumerGroup {
         String subscribedTopicRegex;
         /** {@link #subscribedTopicRegex} compiled once, when it is set (it is matched at every heartbeat). */
         Pattern subscribedPattern;
+        /** Whether the member's principal may describe a topic (from its last heartbeat); null: every topic. */
+        private Predicate<String> mayDescribe;
+        /** {@link #mayDescribe}'s answers since the member's last heartbeat: other members' heartbeats reuse them. */
+        private final Map<String, Boolean> describable = new HashMap<>();
         /** Partitions the member may use now. */
         final Set<TopicPartition> assigned = new TreeSet<>(ServerAssignors.ORDER);
         /** Partitions the member was asked to give up and has not yet confirmed giving up. */
@@ -80,13 +86,21 @@ final class ConsumerGroup {
                 }
             }
             if (subscribedPattern != null) {
+                // As Kafka, a regular expression matches only topics the member may describe.
                 for (String t : topics.names()) {
-                    if (!t.startsWith("__") && subscribedPattern.matcher(t).matches()) {
+                    if (!t.startsWith("__") && subscribedPattern.matcher(t).matches()
+                            && (mayDescribe == null || describable.computeIfAbsent(t, mayDescribe::test))) {
                         out.add(t);
                     }
                 }
             }
             return out;
+        }
+
+        /** The member's principal's topic visibility, from a heartbeat: an ACL change shows at the next one. */
+        void mayDescribe(Predicate<String> mayDescribe) {
+            this.mayDescribe = mayDescribe;
+            describable.clear();
         }
     }
 
@@ -100,11 +114,19 @@ final class ConsumerGroup {
     /**
      * What one heartbeat carries (KIP-848 semantics: null fields did not change since the last heartbeat).
      *
-     * @param owned the partitions the member reports owning, resolved to names, or null
+     * @param owned       the partitions the member reports owning, resolved to names, or null
+     * @param mayDescribe whether the member's principal may describe a topic, or null when no authorizer decides
      */
     record Heartbeat(String memberId, int memberEpoch, String instanceId, String rackId, int rebalanceTimeoutMs,
                      List<String> subscribedTopicNames, String subscribedTopicRegex, String serverAssignor,
-                     Set<TopicPartition> owned, String clientId, String clientHost, int sessionTimeoutMs) {
+                     Set<TopicPartition> owned, String clientId, String clientHost, int sessionTimeoutMs,
+                     Predicate<String> mayDescribe) {
+        Heartbeat(String memberId, int memberEpoch, String instanceId, String rackId, int rebalanceTimeoutMs,
+                  List<String> subscribedTopicNames, String subscribedTopicRegex, String serverAssignor,
+                  Set<TopicPartition> owned, String clientId, String clientHost, int sessionTimeoutMs) {
+            this(memberId, memberEpoch, instanceId, rackId, rebalanceTimeoutMs, subscribedTopicNames,
+                    subscribedTopicRegex, serverAssignor, owned, clientId, clientHost, sessionTimeoutMs, null);
+        }
     }
 
     final String groupId;
@@ -196,6 +218,7 @@ final class ConsumerGroup {
             }
         }
         m.lastHeartbeatMs = nowMs;
+        m.mayDescribe(hb.mayDescribe());
         m.clientId = hb.clientId();
         m.clientHost = hb.clientHost();
         m.sessionTimeoutMs = hb.sessionTimeoutMs();

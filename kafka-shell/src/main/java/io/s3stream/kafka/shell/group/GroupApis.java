@@ -142,7 +142,7 @@ public final class GroupApis implements ApiFamily {
             case CONSUMER_GROUP_HEARTBEAT -> {
                 var d = ((ConsumerGroupHeartbeatRequest) request).data();
                 yield !coordinates(d.groupId()) ? notCoordinator(request)
-                        : consumerGroupHeartbeat(d, clientId, clientHost);
+                        : consumerGroupHeartbeat(ctx, d, clientId, clientHost);
             }
             case CONSUMER_GROUP_DESCRIBE -> consumerGroupDescribe(ctx, (ConsumerGroupDescribeRequest) request);
             case LIST_GROUPS -> listGroups(ctx, ((ListGroupsRequest) request).data());
@@ -581,7 +581,8 @@ public final class GroupApis implements ApiFamily {
         };
     }
 
-    private CompletableFuture<AbstractResponse> consumerGroupHeartbeat(ConsumerGroupHeartbeatRequestData d,
+    private CompletableFuture<AbstractResponse> consumerGroupHeartbeat(RequestContext ctx,
+                                                                       ConsumerGroupHeartbeatRequestData d,
                                                                        String clientId, String clientHost) {
         Set<TopicPartition> owned = null;
         if (d.topicPartitions() != null) {
@@ -603,7 +604,8 @@ public final class GroupApis implements ApiFamily {
             int heartbeatMs = Integer.parseInt(cfg.get(GroupConfigs.HEARTBEAT_INTERVAL));
             var hb = new ConsumerGroup.Heartbeat(d.memberId(), d.memberEpoch(), d.instanceId(), d.rackId(),
                     d.rebalanceTimeoutMs(), d.subscribedTopicNames(), d.subscribedTopicRegex(), d.serverAssignor(),
-                    ownedNow, clientId, clientHost, sessionTimeoutMs);
+                    ownedNow, clientId, clientHost, sessionTimeoutMs, auth.authorizer() == null ? null
+                    : topic -> auth.visible(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic));
             return groups.consumerHeartbeat(d.groupId(), hb, topicsView()).thenApply(r -> heartbeatResponse(r, heartbeatMs));
         });
     }

@@ -209,4 +209,36 @@ class ConsumerGroupTest {
         Map<String, Set<TopicPartition>> copy = new HashMap<>(after);
         assertThat(ServerAssignors.uniform(three, Map.of("t", 6), copy)).isEqualTo(after); // stable
     }
+
+    @Test
+    void aRegularExpressionMatchesOnlyTopicsTheMemberMayDescribe() {
+        Cluster cluster = new Cluster();
+        cluster.partitions.put("orders", 2);
+        cluster.partitions.put("ordinals", 1);
+        cluster.partitions.put("payments", 1);
+        ConsumerGroup g = new ConsumerGroup("g");
+        Set<String> visible = new HashSet<>(Set.of("orders", "payments"));
+        int[] epoch = {0};
+        Set<TopicPartition> owned = new TreeSet<>(ServerAssignors.ORDER);
+        Runnable beat = () -> {
+            ConsumerGroup.Reply r = g.heartbeat(new ConsumerGroup.Heartbeat("m", epoch[0], null, null, 60_000,
+                    epoch[0] == 0 ? List.of() : null, epoch[0] == 0 ? "ord.*" : null, null, Set.copyOf(owned),
+                    "client", "host", 45_000, Set.copyOf(visible)::contains), cluster, 0);
+            assertThat(r.error()).as(r.message()).isEqualTo(Errors.NONE);
+            epoch[0] = r.memberEpoch();
+            if (r.assignment() != null) {
+                owned.clear();
+                owned.addAll(r.assignment());
+            }
+        };
+        beat.run();
+        beat.run();
+        assertThat(owned).containsExactly(new TopicPartition("orders", 0), new TopicPartition("orders", 1));
+        int before = g.groupEpoch;
+        visible.add("ordinals"); // an ACL grant: seen at the member's next heartbeat
+        beat.run();
+        beat.run();
+        assertThat(g.groupEpoch).isGreaterThan(before);
+        assertThat(owned).contains(new TopicPartition("ordinals", 0)).hasSize(3);
+    }
 }
