@@ -180,9 +180,10 @@ public final class ClusterApis implements ApiFamily {
                                         .setErrorCode(err == Errors.TOPIC_ALREADY_EXISTS ? Errors.LEADER_NOT_AVAILABLE.code() : err.code());
                             }));
                 } else {
+                    Errors unknown = byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION;
                     futures.add(CompletableFuture.completedFuture(new MetadataResponseData.MetadataResponseTopic()
                             .setName(rt.name()).setTopicId(rt.topicId() == null ? Uuid.ZERO_UUID : rt.topicId())
-                            .setErrorCode((byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code())));
+                            .setErrorCode(unknown.code())));
                 }
             }
         }
