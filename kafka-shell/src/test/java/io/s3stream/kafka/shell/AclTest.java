@@ -107,11 +107,7 @@ class AclTest {
             } else {
                 c.subscribe(List.of(topic));
             }
-            int got = 0;
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (got < n && System.nanoTime() < deadline) {
-                got += c.poll(Duration.ofMillis(200)).count();
-            }
+            int got = pollUntil(c, n);
             if (group != null) {
                 c.commitSync();
             }
