@@ -40,7 +40,8 @@ PY
 import json, sys
 for b in json.load(open(sys.argv[1])):
     p = b["params"]; ops = b["primaryMetric"]["score"]; size = int(p["recordBytes"])
-    name = f'wal-{b["benchmark"].split(".")[-1]}-{size // 1024}k-w{p["window"]}'
+    window = f'-w{p["window"]}' if "window" in p else ""
+    name = f'wal-{b["benchmark"].split(".")[-1]}-{size // 1024}k{window}'
     print(f'{sys.argv[2]}\t{name}\t{sys.argv[3]}\t{ops:.0f}\t{ops * size / 1e6:.1f}\t-\t-')
 PY
 done

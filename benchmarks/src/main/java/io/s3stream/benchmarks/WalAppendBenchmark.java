@@ -43,7 +43,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>One operation is one append acknowledged as durable. Each JMH thread is one appender keeping {@code window}
  * appends in flight (it waits for the oldest before issuing the next), so throughput = ops/s × record size and, with
- * {@code window=1}, the average time per op is the synchronous append latency. The WAL is trimmed up to the highest
+ * {@code window=1}, the average time per op is the synchronous append latency through the future; {@code awaiting}
+ * measures the same through {@code appendAndAwait}. The WAL is trimmed up to the highest
  * acknowledged position every 256 appends, as the engine does after uploads, so the ring never fills.
  *
  * <pre>
@@ -69,6 +70,7 @@ public class WalAppendBenchmark {
         WriteAheadLog wal;
         ByteBuf record;
         final AtomicLong ackedNext = new AtomicLong();
+        long awaited; // appends of the single-threaded awaiting benchmark
         private Path dir;
 
         @Setup(Level.Trial)
@@ -158,5 +160,20 @@ public class WalAppendBenchmark {
     @Threads(4)
     public Object appenders4(Wal wal, Appender appender) {
         return append(wal, appender);
+    }
+
+    /**
+     * One thread appending through {@link WriteAheadLog#appendAndAwait}: a writer at queue depth 1, like fio's psync
+     * QD1 (wal-blockdev writes each record on this thread; {@code appenders1} with {@code window=1} waits on the
+     * future instead, paying the hand-off to the WAL's thread and back).
+     */
+    @Benchmark
+    @Threads(1)
+    public WalAppendResult awaiting(Wal wal) {
+        WalAppendResult result = wal.wal.appendAndAwait(wal.record);
+        if (++wal.awaited % 256 == 0) {
+            wal.wal.trim(result.nextPosition());
+        }
+        return result;
     }
 }

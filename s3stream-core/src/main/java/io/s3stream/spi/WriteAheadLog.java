@@ -89,6 +89,35 @@ public interface WriteAheadLog extends AutoCloseable {
         append(buffer.slice(index, length), callback);
     }
 
+    /**
+     * Appends one record and waits until it is durable, for a caller that waits for each append anyway (a log of
+     * metadata, a consensus log, a writer at queue depth 1). Failures are thrown as the exception the future of
+     * {@link #append(ByteBuf)} would carry ({@link io.s3stream.StorageIOException},
+     * {@link io.s3stream.OverCapacityException} after the back-pressure timeout, ...), not wrapped. The ordering
+     * contract is that of {@link #append(ByteBuf)}: when it returns, every record appended before it is durable.
+     * This default waits for {@link #append(ByteBuf)}; a backend may write the record on the calling thread when
+     * nothing else waits, sparing the hand-off to its own thread and back (wal-blockdev does). Must not be called from
+     * an append callback.
+     */
+    default WalAppendResult appendAndAwait(ByteBuf record) {
+        return await(append(record));
+    }
+
+    /**
+     * Waits for an append's future and returns its result, throwing its failure unwrapped as {@link #appendAndAwait}
+     * does (an {@link Error} or a checked cause stays wrapped in the {@link CompletionException}).
+     */
+    static WalAppendResult await(CompletableFuture<WalAppendResult> append) {
+        try {
+            return append.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException cause) {
+                throw cause;
+            }
+            throw e;
+        }
+    }
+
     /** Lets the space of every record with a position below {@code walPosition} be reused. */
     CompletableFuture<Void> trim(long walPosition);
 

@@ -16,9 +16,11 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -372,6 +374,129 @@ public abstract class WriteAheadLogContractTest {
                 into.complete(error);
             }
         };
+    }
+
+    /**
+     * Threads that await each append next to threads with appends in flight: an awaited append returns only after
+     * every record appended before it is durable (no future still pending then may end below it), each awaiting
+     * thread's positions grow, and every record is recovered byte for byte at its position.
+     */
+    @Test
+    void awaitedAppendsReturnInPositionOrderAmongAsynchronousOnes() throws Exception {
+        WriteAheadLog wal = open(1, 1);
+        recover(wal);
+        int perThread = 150;
+        List<CompletableFuture<WalAppendResult>> pending = Collections.synchronizedList(new ArrayList<>());
+        List<String> violations = Collections.synchronizedList(new ArrayList<>());
+        List<long[]> awaitedBelow = Collections.synchronizedList(new ArrayList<>()); // {position, index in pending}
+        Map<Long, byte[]> written = new ConcurrentHashMap<>();
+        List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            boolean awaiting = t % 2 == 0;
+            long threadSeed = random.nextLong();
+            workers.add(Thread.ofPlatform().start(() -> {
+                Random r = new Random(threadSeed);
+                long last = -1;
+                List<CompletableFuture<WalAppendResult>> window = new ArrayList<>();
+                for (int i = 0; i < perThread; i++) {
+                    byte[] data = newRecord(r, 1 + r.nextInt(3000));
+                    ByteBuf buf = buffer(data);
+                    if (awaiting) {
+                        try {
+                            WalAppendResult res = wal.appendAndAwait(buf);
+                            written.put(res.walPosition(), data);
+                            if (res.walPosition() <= last) {
+                                violations.add("awaited position " + res.walPosition() + " after " + last);
+                            }
+                            last = res.walPosition();
+                            List<CompletableFuture<WalAppendResult>> snapshot;
+                            synchronized (pending) {
+                                snapshot = new ArrayList<>(pending);
+                            }
+                            for (int k = 0; k < snapshot.size(); k++) {
+                                if (!snapshot.get(k).isDone()) {
+                                    awaitedBelow.add(new long[] {res.walPosition(), k});
+                                }
+                            }
+                        } finally {
+                            buf.release();
+                        }
+                    } else {
+                        CompletableFuture<WalAppendResult> f = wal.append(buf);
+                        f.whenComplete((res, err) -> {
+                            buf.release();
+                            if (res != null) {
+                                written.put(res.walPosition(), data);
+                            }
+                        });
+                        pending.add(f);
+                        window.add(f);
+                        if (window.size() == 8) {
+                            window.removeFirst().join();
+                        }
+                    }
+                }
+                window.forEach(CompletableFuture::join);
+            }));
+        }
+        for (Thread w : workers) {
+            w.join();
+        }
+        CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        assertThat(violations).as("each awaiting thread's positions grow" + seedInfo()).isEmpty();
+        for (long[] below : awaitedBelow) {
+            assertThat(pending.get((int) below[1]).join().walPosition())
+                    .as("a record still pending when an awaited append at %d returned%s", below[0], seedInfo())
+                    .isGreaterThan(below[0]);
+        }
+        assertThat(written).hasSize(4 * perThread);
+        wal.close();
+        List<Recovered> recovered = recover(open(1, 2));
+        assertThat(recovered).hasSize(4 * perThread);
+        for (Recovered rec : recovered) {
+            assertThat(rec.data()).as("record at %d%s", rec.position(), seedInfo())
+                    .isEqualTo(written.get(rec.position()));
+        }
+    }
+
+    /** An awaited append throws the failure the future would carry, unwrapped. */
+    @Test
+    void awaitedAppendsThrowTheirFailureUnwrapped() throws Exception {
+        WriteAheadLog wal = open(1, 1, SHORT_BACKPRESSURE);
+        recover(wal);
+        if (wal.maxRecordBytes() < 64 * 1024 * 1024) {
+            ByteBuf tooBig = PooledByteBufAllocator.DEFAULT.directBuffer(wal.maxRecordBytes() + 1);
+            tooBig.writerIndex(wal.maxRecordBytes() + 1);
+            try {
+                assertThatThrownBy(() -> wal.appendAndAwait(tooBig)).isInstanceOf(IllegalArgumentException.class);
+            } finally {
+                tooBig.release();
+            }
+        }
+        byte[] data = newRecord(random, (int) Math.min(wal.maxRecordBytes(), capacityBytes() / 16));
+        Throwable refusal = null;
+        int accepted = 0;
+        for (int i = 0; i < 64 && refusal == null; i++) {
+            ByteBuf buf = buffer(data);
+            try {
+                wal.appendAndAwait(buf);
+                accepted++;
+            } catch (RuntimeException e) {
+                refusal = e;
+            } finally {
+                buf.release();
+            }
+        }
+        assertThat(refusal).as("a full log refuses an awaited append after the back-pressure wait")
+                .isInstanceOf(OverCapacityException.class);
+        assertThat(accepted).isGreaterThanOrEqualTo(8);
+        wal.close();
+        ByteBuf buf = buffer(data);
+        try {
+            assertThatThrownBy(() -> wal.appendAndAwait(buf)).isInstanceOf(StreamClosedException.class);
+        } finally {
+            buf.release();
+        }
     }
 
     @Test

@@ -2,10 +2,10 @@ package io.s3stream.wal.blockdev.internal;
 
 import io.netty.buffer.ByteBuf;
 import io.s3stream.InvalidConfigException;
+import io.s3stream.NodeFencedException;
 import io.s3stream.OverCapacityException;
 import io.s3stream.StorageIOException;
 import io.s3stream.StreamClosedException;
-import io.s3stream.NodeFencedException;
 import io.s3stream.spi.WalAppendResult;
 import io.s3stream.spi.WalContext;
 import io.s3stream.spi.WriteAheadLog;
@@ -28,7 +28,6 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 import static io.s3stream.wal.blockdev.internal.WalDescriptor.BLOCK_BYTES;
-import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_HEADER_BYTES;
 
 /**
  * A write-ahead log in a ring on a block device or a pre-written file, written with direct, synchronous IO in
@@ -53,7 +52,8 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_HEADER_BYTE
  * group under light load is written inline: the hand-off to an IO thread and back would cost two wake-ups for no
  * overlap. On a quiet WAL (no write in the last millisecond, nothing waiting or in flight) the appending thread takes
  * the turn and writes its own group, sparing the conductor's wake-up too (measured: producer p99/p99.9 at 10,000
- * rec/s 9/13 → 7/11 ms, benchmarks/README.md); {@code append} then returns after the write. Appends are acknowledged
+ * rec/s 9/13 → 7/11 ms, benchmarks/README.md); {@code append} then returns after the write. {@link #appendAndAwait},
+ * whose caller waits anyway, writes so whenever nothing is waiting or in flight. Appends are acknowledged
  * strictly in position order, one callback at a time, under the turn: a group only after it and every group before it
  * are durable. Callbacks (and the futures of {@link #append(ByteBuf)}) run on the conductor or on the appending thread
  * and must not block; one that throws is logged and does not stop the conductor.
@@ -85,7 +85,6 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.RECORD_HEADER_BYTE
  * configuration and IO.
  */
 public final class BlockDeviceWal implements WriteAheadLog {
-    private static final int MAX_RECORD_CAP = 32 * 1024 * 1024;
     private static final long IDLE_RESET_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private static final int NEW = 0;
@@ -140,7 +139,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         this.context = context;
         this.capacityBytes = capacityBytes;
         this.ringBytes = capacityBytes - WalDescriptor.RING_OFFSET;
-        this.maxRecordBytes = maxRecordBytes(capacityBytes);
+        this.maxRecordBytes = WalDescriptor.maxRecordBytes(capacityBytes);
         this.inflightLimit = config.inflight();
         this.assembler = new GroupAssembler(arena, config.writeBytes());
         this.live = new LiveRanges(ringBytes);
@@ -152,11 +151,6 @@ public final class BlockDeviceWal implements WriteAheadLog {
                 Thread.ofPlatform().daemon().name("blockdev-wal-io-", 0).factory()) : null;
         this.headerSlots = new HeaderSlots(io, arena.allocate(BLOCK_BYTES, BLOCK_BYTES), capacityBytes, description);
         this.ownership = new OwnershipWatch(description, ownership, headerSlots);
-    }
-
-    /** The largest record a WAL of this capacity accepts (half the ring, at most 32 MiB, less two record headers). */
-    public static int maxRecordBytes(long capacityBytes) {
-        return (int) Math.min(MAX_RECORD_CAP, (capacityBytes - WalDescriptor.RING_OFFSET) / 2) - 2 * RECORD_HEADER_BYTES;
     }
 
     /** Opens (creating a missing file) the WAL a {@code blockdev://} URI names. */
@@ -203,14 +197,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
                 throw new IllegalStateException("recover() was already called on " + description);
             }
             WalDescriptor.Header h = header;
-            if (h.nodeId() >= 0 && h.nodeId() != context.nodeId()) {
-                throw new InvalidConfigException(description + " belongs to node " + h.nodeId() + ", not node "
-                        + context.nodeId() + "; point this node at its own WAL");
-            }
-            if (h.nodeEpoch() > context.nodeEpoch()) {
-                throw new NodeFencedException(description + " is owned by node " + h.nodeId() + " at node epoch "
-                        + h.nodeEpoch() + ", newer than this node's epoch " + context.nodeEpoch());
-            }
+            OwnershipWatch.checkMayRecover(h, context, description);
             WalDescriptor.Header owned = h.next(h.trimPosition(), h.scanStart(), context.nodeId(), context.nodeEpoch(),
                     h.session() + 1);
             RingRecovery.Recovered r;
@@ -245,6 +232,26 @@ public final class BlockDeviceWal implements WriteAheadLog {
 
     @Override
     public void append(ByteBuf buffer, int index, int size, AppendCallback callback) {
+        submit(buffer, index, size, callback, false);
+    }
+
+    /**
+     * Writes the record's group on this thread whenever nothing else waits or is being written, however recently the
+     * last write returned: a caller that waits for each append loses no group commit by writing it, and spares two
+     * wake-ups (the conductor's and its own). Refused from an append callback, which would wait for its own thread.
+     */
+    @Override
+    public WalAppendResult appendAndAwait(ByteBuf record) {
+        if (turn.isHeldByCurrentThread()) {
+            throw new IllegalStateException("appendAndAwait from an append callback of " + description
+                    + " would wait for the thread that acknowledges it");
+        }
+        CompletableFuture<WalAppendResult> future = new CompletableFuture<>();
+        submit(record, record.readerIndex(), record.readableBytes(), AppendCallback.completing(future), true);
+        return WriteAheadLog.await(future);
+    }
+
+    private void submit(ByteBuf buffer, int index, int size, AppendCallback callback, boolean callerWaits) {
         if (size > maxRecordBytes) {
             callback.onFailure(new IllegalArgumentException("record of " + size
                     + " bytes exceeds the largest record (" + maxRecordBytes + " bytes) of " + description));
@@ -258,7 +265,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         AppendRequest request = new AppendRequest(buffer, index, size,
                 System.nanoTime() + context.backpressureTimeout().toNanos(), callback);
         inbox.offer(request);
-        if (!writeOnCaller()) {
+        if (!writeOnCaller(callerWaits)) {
             LockSupport.unpark(conductor);
         }
         if (terminated) {
@@ -267,14 +274,15 @@ public final class BlockDeviceWal implements WriteAheadLog {
     }
 
     /**
-     * Writes the inbox on this thread, as the conductor would a lone group inline, when the WAL is quiet (no write in
-     * the last {@link #IDLE_RESET_NANOS}, nothing waiting or in flight, the conductor parked): no wake-up before the
-     * write. Busier WALs (appends closer together: several appenders, or one with many in flight), write timeouts,
-     * external ownership checks and appends from callbacks keep the conductor. True if nothing is left for it.
+     * Writes one group from the inbox on this thread, as the conductor would a lone group inline, when the WAL is idle
+     * (nothing waiting or in flight, the conductor parked) and either quiet (no write in the last
+     * {@link #IDLE_RESET_NANOS}) or the caller waits for its append anyway: no wake-up before the write. Appends closer
+     * together from callers that do not wait (several appenders, or one with many in flight), write timeouts, external
+     * ownership checks and appends from callbacks keep the conductor. True if nothing is left for it.
      */
-    private boolean writeOnCaller() {
+    private boolean writeOnCaller(boolean callerWaits) {
         if (writeTimeoutNanos != 0 || ownership.hasExternalCheck() || turn.isHeldByCurrentThread()
-                || System.nanoTime() - lastWriteNanos < IDLE_RESET_NANOS || !turn.tryLock()) {
+                || (!callerWaits && System.nanoTime() - lastWriteNanos < IDLE_RESET_NANOS) || !turn.tryLock()) {
             return false;
         }
         try {
@@ -283,7 +291,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
                 return false;
             }
             drainInbox();
-            submitGroups();
+            submitGroups(1); // its own group; appends that arrived during the write are the conductor's
             return inbox.isEmpty() && waiting.isEmpty() && inflight.isEmpty() && trims.isEmpty() && !closeRequested;
         } finally {
             turn.unlock();
@@ -329,11 +337,6 @@ public final class BlockDeviceWal implements WriteAheadLog {
     @Override
     public String description() {
         return description;
-    }
-
-    /** Writes that may be in flight at once. */
-    public int inflightLimit() {
-        return inflightLimit;
     }
 
     @Override
@@ -409,14 +412,19 @@ public final class BlockDeviceWal implements WriteAheadLog {
     }
 
     private void drainAfterTermination() {
+        if (!inbox.isEmpty()) {
+            failInbox(new StreamClosedException(description + " is closed"));
+        }
+    }
+
+    /** Fails the appends and trims in the inbox (once the conductor will not take them any more). */
+    private void failInbox(RuntimeException cause) {
         Object command;
         while ((command = inbox.poll()) != null) {
-            StreamClosedException closed = new StreamClosedException(description + " is closed");
-            switch (command) {
-                case AppendRequest a -> a.fail(closed);
-                case TrimRequest t -> t.future().completeExceptionally(closed);
-                default -> {
-                }
+            if (command instanceof AppendRequest a) {
+                a.fail(cause);
+            } else if (command instanceof TrimRequest t) {
+                t.future().completeExceptionally(cause);
             }
         }
     }
@@ -463,7 +471,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             processTrims();
             checkFencingPeriodically();
             expireWaiting();
-            submitGroups();
+            submitGroups(Integer.MAX_VALUE);
         }
         if (closeRequested) {
             failWaitingOnClose();
@@ -563,14 +571,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             failGroup(g, cause);
         }
         inflight.clear();
-        Object command;
-        while ((command = inbox.poll()) != null) {
-            if (command instanceof AppendRequest a) {
-                a.fail(cause);
-            } else if (command instanceof TrimRequest t) {
-                t.future().completeExceptionally(cause);
-            }
-        }
+        failInbox(cause);
     }
 
     private void awaitInflightQuietly() {
@@ -592,10 +593,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             waiting.clear();
         }
         if (fence == null) {
-            for (TrimRequest t : trims) {
-                t.future().complete(null);
-            }
-            trims.clear();
+            completeTrims();
         }
     }
 
@@ -616,9 +614,9 @@ public final class BlockDeviceWal implements WriteAheadLog {
         }
     }
 
-    private void submitGroups() {
+    private void submitGroups(int maxGroups) {
         // The limit counts writes, not groups waiting for an ownership check: a check overlaps the next writes.
-        while (!waiting.isEmpty() && writesInProgress < inflightLimit && fence == null) {
+        for (int n = 0; n < maxGroups && !waiting.isEmpty() && writesInProgress < inflightLimit && fence == null; n++) {
             Group g = buildGroup();
             if (g == null) {
                 return;

@@ -1,7 +1,9 @@
 package io.s3stream.wal.blockdev.internal;
 
+import io.s3stream.InvalidConfigException;
 import io.s3stream.NodeFencedException;
 import io.s3stream.StorageIOException;
+import io.s3stream.spi.WalContext;
 
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -42,6 +44,21 @@ final class OwnershipWatch {
         this.headerSlots = headerSlots;
         this.checker = external == null ? null : Executors.newFixedThreadPool(MAX_CHECKS_IN_FLIGHT,
                 Thread.ofPlatform().daemon().name("blockdev-wal-ownership-", 0).factory());
+    }
+
+    /**
+     * Refuses to recover a ring whose header names another node ({@link InvalidConfigException}) or a newer epoch of
+     * this one ({@link NodeFencedException}: a newer owner took it over).
+     */
+    static void checkMayRecover(WalDescriptor.Header h, WalContext context, String description) {
+        if (h.nodeId() >= 0 && h.nodeId() != context.nodeId()) {
+            throw new InvalidConfigException(description + " belongs to node " + h.nodeId() + ", not node "
+                    + context.nodeId() + "; point this node at its own WAL");
+        }
+        if (h.nodeEpoch() > context.nodeEpoch()) {
+            throw new NodeFencedException(description + " is owned by node " + h.nodeId() + " at node epoch "
+                    + h.nodeEpoch() + ", newer than this node's epoch " + context.nodeEpoch());
+        }
     }
 
     boolean hasExternalCheck() {

@@ -84,6 +84,11 @@ public final class WalDescriptor {
     private WalDescriptor() {
     }
 
+    /** The largest record a WAL of this capacity accepts (half the ring, at most 32 MiB, less two record headers). */
+    public static int maxRecordBytes(long capacityBytes) {
+        return (int) Math.min(32 * 1024 * 1024, (capacityBytes - RING_OFFSET) / 2) - 2 * RECORD_HEADER_BYTES;
+    }
+
     /** Bytes a record with {@code payloadBytes} occupies in the ring. */
     public static long footprint(int payloadBytes) {
         return alignUp(RECORD_HEADER_BYTES + (long) payloadBytes, RECORD_ALIGN);

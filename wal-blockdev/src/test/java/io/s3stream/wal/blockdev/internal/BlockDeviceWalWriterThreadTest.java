@@ -2,6 +2,7 @@ package io.s3stream.wal.blockdev.internal;
 
 import io.netty.buffer.ByteBuf;
 import io.s3stream.spi.WalAppendResult;
+import io.s3stream.spi.WriteAheadLog;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -68,6 +69,37 @@ class BlockDeviceWalWriterThreadTest {
         return b;
     }
 
+    /** Appends a new record through {@code appendAndAwait} and returns its bytes. */
+    private byte[] appendAndAwait(BlockDeviceWal wal) {
+        byte[] b = record();
+        ByteBuf buf = TestWals.buffer(b);
+        try {
+            wal.appendAndAwait(buf);
+        } finally {
+            buf.release();
+        }
+        return b;
+    }
+
+    /** A thread appending {@code count} records of its own seed with 16 in flight, adding each to {@code written}. */
+    private static Thread pipelinedAppender(BlockDeviceWal wal, long seed, int count, List<byte[]> written) {
+        return Thread.ofPlatform().start(() -> {
+            Random own = new Random(seed);
+            List<CompletableFuture<WalAppendResult>> window = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                byte[] b = new byte[1 + own.nextInt(6000)];
+                own.nextBytes(b);
+                ByteBuf buf = TestWals.buffer(b);
+                window.add(wal.append(buf).whenComplete((r, e) -> buf.release()));
+                written.add(b);
+                if (window.size() == 16) {
+                    window.removeFirst().join();
+                }
+            }
+            window.forEach(CompletableFuture::join);
+        });
+    }
+
     @Test
     void aLoneAppendIsWrittenByItsThreadCloseOnesByTheConductorConcurrentOnesByThePool() throws Exception {
         BlockDeviceWalConfig config = TestWals.config(file, CAPACITY, 4);
@@ -105,21 +137,7 @@ class BlockDeviceWalWriterThreadTest {
         for (int a = 0; a < 4; a++) {
             List<byte[]> mine = new ArrayList<>();
             perAppender.add(mine);
-            Random own = new Random(a);
-            appenders.add(Thread.ofPlatform().start(() -> {
-                List<CompletableFuture<WalAppendResult>> window = new ArrayList<>();
-                for (int i = 0; i < 400; i++) {
-                    byte[] b = new byte[1 + own.nextInt(6000)];
-                    own.nextBytes(b);
-                    ByteBuf buf = TestWals.buffer(b);
-                    window.add(wal.append(buf).whenComplete((r, e) -> buf.release()));
-                    mine.add(b);
-                    if (window.size() == 16) {
-                        window.removeFirst().join();
-                    }
-                }
-                window.forEach(CompletableFuture::join);
-            }));
+            appenders.add(pipelinedAppender(wal, a, 400, mine));
         }
         for (Thread t : appenders) {
             t.join(TimeUnit.SECONDS.toMillis(60));
@@ -155,5 +173,71 @@ class BlockDeviceWalWriterThreadTest {
             List<ByteBuffer> expected = mine.stream().map(ByteBuffer::wrap).toList();
             assertThat(middle.stream().filter(expected::contains).toList()).containsExactlyElementsOf(expected);
         }
+    }
+
+    /**
+     * A thread that awaits each append writes its own groups even back to back (its previous write returned
+     * microseconds ago), while appenders with appends in flight next to it keep group commit on the IO pool; an
+     * awaited append from an append callback is refused instead of waiting for its own thread.
+     */
+    @Test
+    void anAwaitingThreadWritesItsOwnAppendsBackToBack() throws Exception {
+        BlockDeviceWalConfig config = TestWals.config(file, CAPACITY, 4);
+        CountingIo[] io = new CountingIo[1];
+        BlockDeviceWal wal = TestWals.open(config, 1, real -> io[0] = new CountingIo(real));
+        TestWals.recover(wal);
+        String me = Thread.currentThread().getName();
+        List<byte[]> awaited = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            awaited.add(appendAndAwait(wal));
+        }
+        assertThat(io[0].count("io")).as("ring writes on IO threads %s", io[0].writes).isZero();
+        // Not all 200: an append that finds the conductor in its periodic pass (the header check each second, a
+        // spurious wake-up) leaves the write to it.
+        assertThat(io[0].count(me)).as("written by the awaiting thread %s", io[0].writes).isGreaterThanOrEqualTo(190);
+
+        List<byte[]> pipelined = new ArrayList<>();
+        Thread appender = pipelinedAppender(wal, 7, 800, pipelined);
+        while (appender.isAlive()) {
+            awaited.add(appendAndAwait(wal));
+        }
+        assertThat(io[0].count("io")).as("group commit for the pipelined appender %s", io[0].writes).isPositive();
+
+        CompletableFuture<Throwable> fromCallback = new CompletableFuture<>();
+        ByteBuf first = TestWals.buffer(record());
+        ByteBuf second = TestWals.buffer(record());
+        wal.append(first, new WriteAheadLog.AppendCallback() {
+            @Override
+            public void onDurable(long walPosition, long nextPosition) {
+                try {
+                    wal.appendAndAwait(second);
+                    fromCallback.complete(null);
+                } catch (Throwable t) {
+                    fromCallback.complete(t);
+                }
+            }
+
+            @Override
+            public void onFailure(Throwable error) {
+                fromCallback.complete(error);
+            }
+        });
+        assertThat(fromCallback.get(10, TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("append callback");
+        first.release();
+        second.release();
+        wal.close();
+
+        BlockDeviceWal reopened = TestWals.open(config, 2);
+        List<ByteBuffer> recovered = TestWals.recover(reopened).stream()
+                .map(r -> ByteBuffer.wrap(r.data())).toList();
+        reopened.close();
+        assertThat(recovered).hasSize(awaited.size() + pipelined.size() + 1);
+        List<ByteBuffer> awaitedBuffers = awaited.stream().map(ByteBuffer::wrap).toList();
+        List<ByteBuffer> pipelinedBuffers = pipelined.stream().map(ByteBuffer::wrap).toList();
+        assertThat(recovered.stream().filter(awaitedBuffers::contains).toList())
+                .containsExactlyElementsOf(awaitedBuffers);
+        assertThat(recovered.stream().filter(pipelinedBuffers::contains).toList())
+                .containsExactlyElementsOf(pipelinedBuffers);
     }
 }

@@ -258,7 +258,7 @@ public final class FsxWal implements WriteAheadLog {
             long[] recordsEnd = {header.scanStart()};
             RingScanner.Result result;
             try (RingScanner scanner = new RingScanner(io, ringBytes, header.walId(),
-                    BlockDeviceWal.maxRecordBytes(capacity), SCAN_CHUNK_BYTES)) {
+                    WalDescriptor.maxRecordBytes(capacity), SCAN_CHUNK_BYTES)) {
                 result = scanner.scan(header.scanStart(), (position, next, session, payload) -> {
                     if (next > limit) {
                         return; // written after the seal: a fenced owner's, never acknowledged
@@ -448,7 +448,7 @@ public final class FsxWal implements WriteAheadLog {
 
     @Override
     public int maxRecordBytes() {
-        return BlockDeviceWal.maxRecordBytes(config.capacityBytes());
+        return WalDescriptor.maxRecordBytes(config.capacityBytes());
     }
 
     @Override
