@@ -2,6 +2,7 @@ package io.s3stream.kafka.shell;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DeleteConsumerGroupOffsetsResult;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TransactionState;
@@ -19,6 +20,7 @@ import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.GroupAuthorizationException;
+import org.apache.kafka.common.errors.GroupSubscribedToTopicException;
 import org.apache.kafka.common.errors.SecurityDisabledException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.TransactionalIdAuthorizationException;
@@ -304,6 +306,16 @@ class AclTest {
                 c.subscribe(new SubscriptionPattern("ord.*"));
                 assertThat(pollUntil(c, 5)).isEqualTo(5);
                 assertThat(c.assignment()).containsExactly(new TopicPartition("orders", 0));
+                try (Admin admin = admin(fx, "admin")) {
+                    // OffsetDelete counts the expression's topics as resolved for bob: orders, not ordinals.
+                    TopicPartition orders = new TopicPartition("orders", 0);
+                    TopicPartition ordinals = new TopicPartition("ordinals", 0);
+                    DeleteConsumerGroupOffsetsResult deleted = admin.deleteConsumerGroupOffsets("g-re",
+                            Set.of(orders, ordinals));
+                    deleted.partitionResult(ordinals).get(20, TimeUnit.SECONDS);
+                    assertThatThrownBy(() -> deleted.partitionResult(orders).get(20, TimeUnit.SECONDS))
+                            .hasCauseInstanceOf(GroupSubscribedToTopicException.class);
+                }
                 // A grant shows at the member's next heartbeat.
                 grant(fx, allow(ResourceType.TOPIC, "ordinals", "bob", AclOperation.READ));
                 assertThat(pollUntil(c, 5)).isEqualTo(5);

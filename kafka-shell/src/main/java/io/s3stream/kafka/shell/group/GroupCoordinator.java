@@ -697,14 +697,9 @@ public final class GroupCoordinator implements AutoCloseable {
             }
             Set<String> subscribed = new HashSet<>();
             if (cg != null) {
-                for (TopicPartition tp : partitions) {
-                    for (ConsumerGroup.Member m : cg.members.values()) {
-                        if (m.subscribedTopicNames.contains(tp.topic()) || (m.subscribedTopicRegex != null
-                                && java.util.regex.Pattern.matches(m.subscribedTopicRegex, tp.topic()))) {
-                            subscribed.add(tp.topic());
-                        }
-                    }
-                }
+                // As Kafka: names as subscribed, regular expressions as resolved (to topics the member may describe).
+                cg.members.values().forEach(m -> subscribed.addAll(m.subscribedTopicNames));
+                subscribed.addAll(cg.subscribedTopics(topics));
             }
             if (g != null && !g.members.isEmpty()) {
                 if (!"consumer".equals(g.protocolType) || g.protocolName == null) {
