@@ -16,8 +16,8 @@ import java.util.function.Consumer;
  * inline or off the conductor for the writes it must cover before their appends are acknowledged.
  *
  * <p>Each question answers null while this WAL still owns the ring, or the exception that fences it; the conductor
- * applies it. Apart from the asynchronous checks' bodies, every method runs on the conductor and the counters are
- * conductor-owned.
+ * applies it. Apart from the asynchronous checks' bodies and {@link #checkMayRecover} (asked by recovery, before the
+ * conductor starts), every method runs on the conductor and the counters are conductor-owned.
  */
 final class OwnershipWatch {
 
