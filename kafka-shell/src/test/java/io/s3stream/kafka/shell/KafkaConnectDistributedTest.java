@@ -101,6 +101,20 @@ class KafkaConnectDistributedTest {
         return String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()));
     }
 
+    /** The process's threads, from {@code jcmd Thread.print} (once seen: a worker that would not stop on SIGTERM). */
+    private static String threadDump(Process process) {
+        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+        try {
+            Process p = new ProcessBuilder(jcmd.toString(), Long.toString(process.pid()), "Thread.print")
+                    .redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            p.waitFor(30, TimeUnit.SECONDS);
+            return out;
+        } catch (IOException | InterruptedException e) {
+            return "(no thread dump: " + e + ")";
+        }
+    }
+
     private static void append(Path file, int from, int to) throws IOException {
         StringBuilder sb = new StringBuilder();
         IntStream.range(from, to).forEach(i -> sb.append("line-").append(i).append('\n'));
@@ -169,7 +183,10 @@ class KafkaConnectDistributedTest {
 
             // A restart of the worker: it reads its connectors and offsets back from the compacted topics.
             worker.destroy();
-            assertThat(worker.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            if (!worker.waitFor(60, TimeUnit.SECONDS)) {
+                throw new AssertionError("the worker did not stop within 60 s of SIGTERM; its threads:\n"
+                        + threadDump(worker) + "\nits log:\n" + log());
+            }
             worker = startWorker(properties);
             awaitWorker(rest);
             append(in, 100, 200);
