@@ -21,6 +21,7 @@ import io.s3stream.kafka.shell.cluster.ClusterMembership;
 import io.s3stream.kafka.shell.config.ShellConfig;
 import io.s3stream.kafka.shell.config.ShellLogging;
 import io.s3stream.kafka.shell.fetch.FetchApis;
+import io.s3stream.kafka.shell.fetch.FetchSessions;
 import io.s3stream.kafka.shell.group.GroupApis;
 import io.s3stream.kafka.shell.group.GroupCoordinator;
 import io.s3stream.kafka.shell.log.KafkaKeyCompaction;
@@ -155,6 +156,8 @@ public final class KafkaShell implements AutoCloseable {
             // Markers go to other shells on their inter-broker listener.
             this.transactions = new TransactionCoordinator(storage.keyValues(), topics, groupApis::coordinates,
                     () -> topics.brokersOn(internal.name()), interShell, config.transactionMaxTimeoutMs());
+            FetchSessions fetchSessions = new FetchSessions(config.fetchSessionCacheSlots());
+            fetchSessions.bindTo(metrics.registry());
             ClientQuotas quotas = new ClientQuotas(storage.keyValues());
             quotas.refresh();
             scram.attach(storage.keyValues());
@@ -165,7 +168,7 @@ public final class KafkaShell implements AutoCloseable {
                     new ScramApis(scram, blocking), new AclApis(acls, blocking),
                     new ProduceApis(config, topics, metrics, auth),
                     new TxnApis(transactions, topics, auth),
-                    new FetchApis(topics, timer, metrics, auth),
+                    new FetchApis(topics, timer, metrics, auth, fetchSessions),
                     new TopicApis(config, topics, topic -> {
                         groups.forgetTopic(topic);
                         metrics.forgetTopic(topic);

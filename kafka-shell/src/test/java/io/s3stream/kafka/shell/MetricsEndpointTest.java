@@ -10,9 +10,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.net.HttpURLConnection;
-import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,31 +29,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class MetricsEndpointTest {
     @RegisterExtension
     final ShellFixture fx = new ShellFixture(Map.of("metrics.port", "0"));
-
-    private String scrape() throws Exception {
-        // HttpURLConnection: the tests compile inside kafka-shell's module, which does not read java.net.http.
-        HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + fx.shell.metricsPort() + "/metrics")
-                .toURL().openConnection();
-        try {
-            assertThat(c.getResponseCode()).isEqualTo(200);
-            assertThat(c.getContentType()).startsWith("text/plain");
-            try (var in = c.getInputStream()) {
-                return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            }
-        } finally {
-            c.disconnect();
-        }
-    }
-
-    /** The value of the first sample whose line starts with {@code prefix} (name and labels). */
-    private static double value(String body, String prefix) {
-        for (String line : body.split("\n")) {
-            if (line.startsWith(prefix)) {
-                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-            }
-        }
-        throw new AssertionError("no sample starting with " + prefix + " in:\n" + body);
-    }
 
     @Test
     void brokerEngineAndJvmMetricsAreServed() throws Exception {
@@ -81,14 +53,14 @@ class MetricsEndpointTest {
             assertThat(read).isEqualTo(50);
         }
         Thread.sleep(200); // the engine's snapshot is cached for 100 ms
-        String body = scrape();
-        assertThat(value(body, "kafka_server_messages_in_total{node_id=\"0\",topic=\"metered\"}")).isEqualTo(50);
-        assertThat(value(body, "kafka_server_bytes_in_bytes_total{node_id=\"0\",topic=\"metered\"}")).isPositive();
-        assertThat(value(body, "kafka_server_bytes_out_bytes_total{node_id=\"0\",topic=\"metered\"}")).isPositive();
-        assertThat(value(body, "kafka_request_latency_seconds_count{api=\"Produce\",node_id=\"0\"}")).isEqualTo(50);
+        String body = fx.scrapeMetrics();
+        assertThat(ShellFixture.metric(body, "kafka_server_messages_in_total{node_id=\"0\",topic=\"metered\"}")).isEqualTo(50);
+        assertThat(ShellFixture.metric(body, "kafka_server_bytes_in_bytes_total{node_id=\"0\",topic=\"metered\"}")).isPositive();
+        assertThat(ShellFixture.metric(body, "kafka_server_bytes_out_bytes_total{node_id=\"0\",topic=\"metered\"}")).isPositive();
+        assertThat(ShellFixture.metric(body, "kafka_request_latency_seconds_count{api=\"Produce\",node_id=\"0\"}")).isEqualTo(50);
         assertThat(body).contains("kafka_request_latency_seconds_bucket{api=\"Fetch\"");
-        assertThat(value(body, "s3stream_appends_batches_total{node_id=\"0\"}")).isGreaterThanOrEqualTo(50);
-        assertThat(value(body, "s3stream_log_cache_capacity_bytes{node_id=\"0\"}")).isEqualTo(32L << 20);
+        assertThat(ShellFixture.metric(body, "s3stream_appends_batches_total{node_id=\"0\"}")).isGreaterThanOrEqualTo(50);
+        assertThat(ShellFixture.metric(body, "s3stream_log_cache_capacity_bytes{node_id=\"0\"}")).isEqualTo(32L << 20);
         assertThat(body).contains("s3stream_object_store_requests_total{kind=\"PUT\"").contains("jvm_memory_used_bytes");
 
         // The dashboard in the repository queries only what is served.

@@ -15,12 +15,17 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.HttpURLConnection;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A kafka-shell on in-memory backends (WAL, object store, metadata), on an ephemeral port. {@link #restart()} closes
@@ -100,6 +105,32 @@ final class ShellFixture implements AutoCloseable, AfterEachCallback {
         }
         p.putAll(overrides);
         return new KafkaConsumer<>(p);
+    }
+
+    /** The Prometheus endpoint's text; the shell must have been started with {@code metrics.port}. */
+    String scrapeMetrics() throws IOException {
+        // HttpURLConnection: the tests compile inside kafka-shell's module, which does not read java.net.http.
+        HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + shell.metricsPort() + "/metrics")
+                .toURL().openConnection();
+        try {
+            assertThat(c.getResponseCode()).isEqualTo(200);
+            assertThat(c.getContentType()).startsWith("text/plain");
+            try (var in = c.getInputStream()) {
+                return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            }
+        } finally {
+            c.disconnect();
+        }
+    }
+
+    /** The value of the first sample in {@code body} whose line starts with {@code prefix} (name and labels). */
+    static double metric(String body, String prefix) {
+        for (String line : body.split("\n")) {
+            if (line.startsWith(prefix)) {
+                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        throw new AssertionError("no sample starting with " + prefix + " in:\n" + body);
     }
 
     @Override

@@ -398,6 +398,15 @@ public final class ShellConfig {
         return v;
     }
 
+    /**
+     * How many incremental fetch sessions (KIP-227) the shell keeps ({@code max.incremental.fetch.session.cache.slots},
+     * Kafka's key and default, 1000); 0 answers every fetch in full.
+     */
+    public int fetchSessionCacheSlots() {
+        return intValue("max.incremental.fetch.session.cache.slots",
+                get("max.incremental.fetch.session.cache.slots", "1000"), 0, Integer.MAX_VALUE);
+    }
+
     /** Port of the Prometheus endpoint ({@code metrics.port}): -1 (the default) off, 0 any free port. */
     public int metricsPort() {
         return intValue("metrics.port", get("metrics.port", "-1"), -1, 65535);

@@ -27,6 +27,7 @@ import org.apache.kafka.common.requests.ListOffsetsResponse;
 import org.apache.kafka.common.requests.RequestContext;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -38,8 +39,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Fetch (with its long poll) and ListOffsets, in both isolation levels: read_committed reads stop at the last stable
- * offset and carry the aborted transactions among the records returned, as Kafka's do. Fetch sessions (KIP-227) are
- * not kept: a request that names one gets FETCH_SESSION_ID_NOT_FOUND and the client falls back to full fetches.
+ * offset and carry the aborted transactions among the records returned, as Kafka's do. Fetches may be incremental
+ * (KIP-227): {@link FetchSessions} keeps each client's partitions, so an idle partition costs nothing on the wire.
  */
 public final class FetchApis implements ApiFamily {
     private final Authorization auth;
@@ -47,13 +48,19 @@ public final class FetchApis implements ApiFamily {
     private final ScheduledExecutorService timer;
 
     private final ShellMetrics metrics;
+    private final FetchSessions sessions;
 
-    /** @param timer wakes long polls at their deadline */
-    public FetchApis(TopicRegistry topics, ScheduledExecutorService timer, ShellMetrics metrics, Authorization auth) {
+    /**
+     * @param timer wakes long polls at their deadline
+     * @param sessions the incremental fetch sessions this shell keeps
+     */
+    public FetchApis(TopicRegistry topics, ScheduledExecutorService timer, ShellMetrics metrics, Authorization auth,
+            FetchSessions sessions) {
         this.topics = topics;
         this.timer = timer;
         this.metrics = metrics;
         this.auth = auth;
+        this.sessions = sessions;
     }
 
     @Override
@@ -72,29 +79,32 @@ public final class FetchApis implements ApiFamily {
 
     private CompletableFuture<AbstractResponse> fetch(RequestContext ctx, FetchRequest request) {
         FetchRequestData data = request.data();
-        if (data.sessionId() != 0 || (data.sessionEpoch() != 0 && data.sessionEpoch() != -1)) {
-            return ApiFamily.done(FetchResponse.of(new FetchResponseData().setErrorCode(Errors.FETCH_SESSION_ID_NOT_FOUND.code())));
+        FetchSessions.Context session = sessions.open(data);
+        if (session.error() != Errors.NONE) {
+            return ApiFamily.done(FetchResponse.of(session.respond(List.of())));
         }
-        Set<String> denied = new java.util.HashSet<>();
-        for (FetchRequestData.FetchTopic ft : data.topics()) {
-            if (!auth.allowed(ctx, AclOperation.READ, ResourceType.TOPIC, ft.topic())) {
-                denied.add(ft.topic());
+        Set<String> denied = new HashSet<>();
+        Set<String> allowed = new HashSet<>();
+        for (FetchSessions.Wanted w : session.partitions()) {
+            if (!allowed.contains(w.topic()) && !denied.contains(w.topic())) {
+                (auth.allowed(ctx, AclOperation.READ, ResourceType.TOPIC, w.topic()) ? allowed : denied).add(w.topic());
             }
         }
-        FetchOperation op = new FetchOperation(data, denied);
-        op.attempt(false);
+        FetchOperation op = new FetchOperation(data, session, denied);
+        op.attempt();
         return op.result;
     }
 
     /**
-     * One fetch request: reads every partition; while fewer than {@code min.bytes} are there and {@code max.wait.ms}
-     * has not passed, it waits for an append to one of its partitions and reads again.
+     * One fetch request: reads every partition of the request or of its session; while fewer than {@code min.bytes}
+     * are there and {@code max.wait.ms} has not passed, it waits for an append to one of them and reads again.
      *
      * <p>Concurrency: wakes (appends, the deadline) may come from several threads; attempts run one at a time, and a
      * wake during an attempt makes it run once more. Each partition holds at most one waiter of this operation.
      */
     private final class FetchOperation {
         final FetchRequestData data;
+        final FetchSessions.Context session;
         /** Topics the principal may not read: answered TOPIC_AUTHORIZATION_FAILED, never read. */
         final Set<String> denied;
         final CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
@@ -105,8 +115,9 @@ public final class FetchApis implements ApiFamily {
         volatile boolean timedOut;
         boolean timerSet;
 
-        FetchOperation(FetchRequestData data, Set<String> denied) {
+        FetchOperation(FetchRequestData data, FetchSessions.Context session, Set<String> denied) {
             this.data = data;
+            this.session = session;
             this.denied = denied;
             this.deadlineNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, data.maxWaitMs()));
         }
@@ -118,42 +129,33 @@ public final class FetchApis implements ApiFamily {
             dirty.set(true);
             if (running.compareAndSet(false, true)) {
                 dirty.set(false);
-                attempt(false);
+                attempt();
             }
         }
 
-        void attempt(boolean ignored) {
+        void attempt() {
             boolean last = timedOut || System.nanoTime() - deadlineNanos >= 0;
-            List<FetchRequestData.FetchTopic> req = data.topics();
-            List<List<CompletableFuture<PartitionLog.ReadResult>>> reads = new ArrayList<>();
-            List<CompletableFuture<?>> all = new ArrayList<>();
+            List<FetchSessions.Wanted> wanted = session.partitions();
+            List<PartitionLog> logs = new ArrayList<>(wanted.size());
+            List<CompletableFuture<PartitionLog.ReadResult>> reads = new ArrayList<>(wanted.size());
             boolean readCommitted = data.isolationLevel() == IsolationLevel.READ_COMMITTED.id();
-            for (FetchRequestData.FetchTopic ft : req) {
-                TopicRegistry.Topic t = topics.get(ft.topic());
-                List<CompletableFuture<PartitionLog.ReadResult>> list = new ArrayList<>();
-                boolean allowed = !denied.contains(ft.topic());
-                for (FetchRequestData.FetchPartition fp : ft.partitions()) {
-                    PartitionLog log = t == null ? null : t.partition(fp.partition());
-                    CompletableFuture<PartitionLog.ReadResult> f = !allowed
-                            ? CompletableFuture.completedFuture(new PartitionLog.ReadResult(Errors.TOPIC_AUTHORIZATION_FAILED, null, -1, -1))
-                            : log == null
-                            ? CompletableFuture.completedFuture(new PartitionLog.ReadResult(TopicRegistry.missing(t, fp.partition()), null, -1, -1))
-                            : log.read(fp.fetchOffset(), Math.min(fp.partitionMaxBytes(), Math.max(data.maxBytes(), 1)),
-                            readCommitted);
-                    list.add(f);
-                    all.add(f);
-                }
-                reads.add(list);
+            for (FetchSessions.Wanted w : wanted) {
+                TopicRegistry.Topic t = topics.get(w.topic());
+                PartitionLog log = t == null ? null : t.partition(w.partition());
+                logs.add(log);
+                reads.add(denied.contains(w.topic())
+                        ? CompletableFuture.completedFuture(new PartitionLog.ReadResult(Errors.TOPIC_AUTHORIZATION_FAILED, null, -1, -1))
+                        : log == null
+                        ? CompletableFuture.completedFuture(new PartitionLog.ReadResult(TopicRegistry.missing(t, w.partition()), null, -1, -1))
+                        : log.read(w.fetchOffset(), Math.min(w.maxBytes(), Math.max(data.maxBytes(), 1)), readCommitted));
             }
-            CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
+            CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> {
                 long bytes = 0;
                 boolean error = false;
-                for (var list : reads) {
-                    for (var f : list) {
-                        PartitionLog.ReadResult r = f.join();
-                        error |= r.error() != Errors.NONE;
-                        bytes += r.records() == null ? 0 : r.records().sizeInBytes();
-                    }
+                for (var f : reads) {
+                    PartitionLog.ReadResult r = f.join();
+                    error |= r.error() != Errors.NONE;
+                    bytes += r.records() == null ? 0 : r.records().sizeInBytes();
                 }
                 if (last || error || bytes >= Math.max(1, data.minBytes()) || data.maxWaitMs() <= 0) {
                     AbstractResponse response = respond(reads);
@@ -163,12 +165,10 @@ public final class FetchApis implements ApiFamily {
                     return;
                 }
                 // Too little to answer yet: give these reads' buffers back and read again when data arrives.
-                for (var list : reads) {
-                    for (var f : list) {
-                        ReadRecords records = f.join().records();
-                        if (records != null) {
-                            records.release();
-                        }
+                for (var f : reads) {
+                    ReadRecords records = f.join().records();
+                    if (records != null) {
+                        records.release();
                     }
                 }
                 if (!timerSet) {
@@ -178,71 +178,59 @@ public final class FetchApis implements ApiFamily {
                         wake();
                     }, Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
                 }
-                for (int i = 0; i < req.size(); i++) {
-                    FetchRequestData.FetchTopic ft = req.get(i);
-                    TopicRegistry.Topic t = topics.get(ft.topic());
-                    for (int j = 0; j < ft.partitions().size(); j++) {
-                        FetchRequestData.FetchPartition fp = ft.partitions().get(j);
-                        PartitionLog log = t == null ? null : t.partition(fp.partition());
-                        long seen = reads.get(i).get(j).join().highWatermark();
-                        if (log != null && waitingOn.add(log)) {
-                            log.awaitData(seen, () -> {
-                                waitingOn.remove(log);
-                                wake();
-                            });
-                        }
+                for (int i = 0; i < logs.size(); i++) {
+                    PartitionLog log = logs.get(i);
+                    long seen = reads.get(i).join().highWatermark();
+                    if (log != null && waitingOn.add(log)) {
+                        log.awaitData(seen, () -> {
+                            waitingOn.remove(log);
+                            wake();
+                        });
                     }
                 }
                 running.set(false);
                 if (dirty.get() && running.compareAndSet(false, true)) {
                     dirty.set(false);
-                    attempt(false);
+                    attempt();
                 }
             });
         }
 
-        private AbstractResponse respond(List<List<CompletableFuture<PartitionLog.ReadResult>>> reads) {
+        private AbstractResponse respond(List<CompletableFuture<PartitionLog.ReadResult>> reads) {
             long budget = Math.max(data.maxBytes(), 1);
             boolean first = true;
-            List<FetchResponseData.FetchableTopicResponse> out = new ArrayList<>();
-            for (int i = 0; i < data.topics().size(); i++) {
-                FetchRequestData.FetchTopic ft = data.topics().get(i);
-                List<FetchResponseData.PartitionData> parts = new ArrayList<>();
-                for (int j = 0; j < ft.partitions().size(); j++) {
-                    PartitionLog.ReadResult r = reads.get(i).get(j).join();
-                    FetchResponseData.PartitionData pd = new FetchResponseData.PartitionData()
-                            .setPartitionIndex(ft.partitions().get(j).partition()).setErrorCode(r.error().code())
-                            .setHighWatermark(r.highWatermark()).setLastStableOffset(r.lastStableOffset())
-                            .setLogStartOffset(r.logStartOffset()).setPreferredReadReplica(-1);
-                    if (r.abortedTransactions() != null) {
-                        List<FetchResponseData.AbortedTransaction> aborted = new ArrayList<>();
-                        for (PartitionTxns.Aborted a : r.abortedTransactions()) {
-                            aborted.add(new FetchResponseData.AbortedTransaction().setProducerId(a.producerId())
-                                    .setFirstOffset(a.firstOffset()));
-                        }
-                        pd.setAbortedTransactions(aborted);
+            List<FetchSessions.Wanted> wanted = session.partitions();
+            List<FetchResponseData.PartitionData> parts = new ArrayList<>(wanted.size());
+            for (int i = 0; i < wanted.size(); i++) {
+                PartitionLog.ReadResult r = reads.get(i).join();
+                FetchResponseData.PartitionData pd = new FetchResponseData.PartitionData()
+                        .setPartitionIndex(wanted.get(i).partition()).setErrorCode(r.error().code())
+                        .setHighWatermark(r.highWatermark()).setLastStableOffset(r.lastStableOffset())
+                        .setLogStartOffset(r.logStartOffset()).setPreferredReadReplica(-1);
+                if (r.abortedTransactions() != null) {
+                    List<FetchResponseData.AbortedTransaction> aborted = new ArrayList<>();
+                    for (PartitionTxns.Aborted a : r.abortedTransactions()) {
+                        aborted.add(new FetchResponseData.AbortedTransaction().setProducerId(a.producerId())
+                                .setFirstOffset(a.firstOffset()));
                     }
-                    // The batches go out in the library's buffers; the connection releases them once written.
-                    ReadRecords records = r.records();
-                    if (records != null && records.sizeInBytes() > 0
-                            && (first || records.sizeInBytes() <= budget)) {
-                        budget -= records.sizeInBytes();
-                        first = false;
-                        metrics.fetched(ft.topic(), records.sizeInBytes());
-                        pd.setRecords(records);
-                    } else {
-                        if (records != null) {
-                            records.release(); // nothing read, or over the response's byte budget
-                        }
-                        pd.setRecords(MemoryRecords.EMPTY);
-                    }
-                    parts.add(pd);
+                    pd.setAbortedTransactions(aborted);
                 }
-                out.add(new FetchResponseData.FetchableTopicResponse().setTopic(ft.topic()).setTopicId(ft.topicId())
-                        .setPartitions(parts));
+                // The batches go out in the library's buffers; the connection releases them once written.
+                ReadRecords records = r.records();
+                if (records != null && records.sizeInBytes() > 0 && (first || records.sizeInBytes() <= budget)) {
+                    budget -= records.sizeInBytes();
+                    first = false;
+                    metrics.fetched(wanted.get(i).topic(), records.sizeInBytes());
+                    pd.setRecords(records);
+                } else {
+                    if (records != null) {
+                        records.release(); // nothing read, or over the response's byte budget
+                    }
+                    pd.setRecords(MemoryRecords.EMPTY);
+                }
+                parts.add(pd);
             }
-            return FetchResponse.of(new FetchResponseData().setErrorCode(Errors.NONE.code()).setSessionId(0)
-                    .setResponses(out));
+            return FetchResponse.of(session.respond(parts));
         }
     }
 
