@@ -24,7 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Incremental fetch sessions (KIP-227) with Kafka's Java consumer, which opens one whenever the broker answers with a
  * session id: the shell keeps the consumer's partitions, follows its assignment changes, survives losing the sessions
- * on a restart (the consumer starts over with a full fetch), and drops the session when the consumer closes.
+ * on a restart (the consumer starts over with a full fetch), and drops the session when the consumer closes. And the
+ * long polls of such a consumer let go of the partitions that did not answer them.
  */
 @Timeout(120)
 class FetchSessionClientTest {
@@ -115,6 +116,42 @@ class FetchSessionClientTest {
         }
         for (TopicPartition tp : all) {
             assertThat(seen.getOrDefault(tp, 0)).as("everything of %s read", tp).isEqualTo(next.get(tp));
+        }
+    }
+
+    /**
+     * A long poll waits on every partition it reads; when one of them (or the deadline) answers it, the others must
+     * let go of it. They kept it until their next append before: forever on an idle partition, so a consumer polling
+     * an idle topic of 1,000 partitions left 1,000 waiters — each holding the whole fetch — per poll (2026-11-28,
+     * benchmarks/compare/fetch-sessions.sh: a shell's CPU at 50 s per 26-s run by the third run).
+     */
+    @Test
+    void longPollsThatAnsweredLeaveNoWaiterBehind() throws Exception {
+        try (Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic("many", PARTITION_COUNT, (short) 1))).all().get();
+        }
+        List<TopicPartition> all = new ArrayList<>();
+        for (int p = 0; p < PARTITION_COUNT; p++) {
+            all.add(new TopicPartition("many", p));
+        }
+        Map<TopicPartition, Integer> seen = new HashMap<>();
+        try (KafkaProducer<String, String> producer = fx.producer(Map.of("linger.ms", 0));
+             KafkaConsumer<String, String> consumer = fx.consumer(null, Map.of("fetch.max.wait.ms", 20))) {
+            consumer.assign(all);
+            consumer.seekToBeginning(all);
+            long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+            while (System.nanoTime() < until) {
+                assertThat(consumer.poll(Duration.ofMillis(100))).isEmpty(); // dozens of long polls time out
+            }
+            produce(producer, 5, 1); // and one is answered by an append
+            consume(consumer, seen, 1);
+            var topic = fx.shell.topicsForTest().get("many");
+            int waiting = 0;
+            for (int p = 0; p < PARTITION_COUNT; p++) {
+                waiting += topic.partition(p).awaiting();
+            }
+            assertThat(waiting).as("waiters left on the partitions: at most the one fetch in flight's")
+                    .isLessThanOrEqualTo(PARTITION_COUNT);
         }
     }
 }

@@ -111,7 +111,8 @@ public final class FetchApis implements ApiFamily {
         final long deadlineNanos;
         final AtomicBoolean running = new AtomicBoolean(true);
         final AtomicBoolean dirty = new AtomicBoolean();
-        final Set<PartitionLog> waitingOn = ConcurrentHashMap.newKeySet();
+        /** The waiter this operation registered on each log and that has not run; cancelled once it answers. */
+        final Map<PartitionLog, Runnable> waitingOn = new ConcurrentHashMap<>();
         volatile boolean timedOut;
         boolean timerSet;
 
@@ -162,6 +163,10 @@ public final class FetchApis implements ApiFamily {
                     if (!result.complete(response)) {
                         HeldRecords.releaseAll(response); // answered already (cannot happen: one attempt at a time)
                     }
+                    // The logs that did not wake this fetch would otherwise keep its waiter, and with it this whole
+                    // operation, until their next append: forever for an idle partition.
+                    waitingOn.forEach(PartitionLog::cancelAwait);
+                    waitingOn.clear();
                     return;
                 }
                 // Too little to answer yet: give these reads' buffers back and read again when data arrives.
@@ -181,11 +186,12 @@ public final class FetchApis implements ApiFamily {
                 for (int i = 0; i < logs.size(); i++) {
                     PartitionLog log = logs.get(i);
                     long seen = reads.get(i).join().highWatermark();
-                    if (log != null && waitingOn.add(log)) {
-                        log.awaitData(seen, () -> {
-                            waitingOn.remove(log);
-                            wake();
-                        });
+                    Runnable waiter = () -> {
+                        waitingOn.remove(log);
+                        wake();
+                    };
+                    if (log != null && waitingOn.putIfAbsent(log, waiter) == null) {
+                        log.awaitData(seen, waiter);
                     }
                 }
                 running.set(false);

@@ -20,8 +20,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
@@ -82,7 +83,8 @@ public final class PartitionLog {
     static final long PRODUCER_RECOVERY_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final RateLimitedLog PRODUCER_RECOVERY_FAILED =
             new RateLimitedLog(LOG, System.Logger.Level.WARNING, TimeUnit.MINUTES.toNanos(1));
-    private final ConcurrentLinkedQueue<Runnable> waiters = new ConcurrentLinkedQueue<>();
+    /** Long-polling fetches waiting for an append; each removes its own once it answers ({@link #cancelAwait}). */
+    private final Set<Runnable> waiters = ConcurrentHashMap.newKeySet();
     private volatile Throwable failure;
     private volatile boolean retired;
     private KafkaKeyCompaction keyCompaction; // guarded by this
@@ -643,14 +645,24 @@ public final class PartitionLog {
         }
     }
 
+    /** Forgets a waiter of {@link #awaitData} that has not run: its fetch answered for another reason. */
+    public void cancelAwait(Runnable waiter) {
+        waiters.remove(waiter);
+    }
+
+    /** Waiters registered and neither run nor cancelled. */
+    public int awaiting() {
+        return waiters.size();
+    }
+
     /** Runs the waiters registered so far; one that re-registers while running waits for the next append. */
     private void wakeWaiters() {
-        for (int n = waiters.size(); n > 0; n--) {
-            Runnable w = waiters.poll();
-            if (w == null) {
-                return;
+        if (!waiters.isEmpty()) {
+            for (Object w : waiters.toArray()) {
+                if (waiters.remove(w)) {
+                    ((Runnable) w).run();
+                }
             }
-            w.run();
         }
     }
 
