@@ -177,7 +177,8 @@ public final class FetchSessions {
          */
         public FetchResponseData respond(List<FetchResponseData.PartitionData> data) {
             if (error != Errors.NONE) {
-                return new FetchResponseData().setErrorCode(error.code()).setSessionId(FetchMetadata.INVALID_SESSION_ID);
+                return new FetchResponseData().setErrorCode(error.code())
+                        .setSessionId(FetchMetadata.INVALID_SESSION_ID);
             }
             FetchResponseData response = new FetchResponseData().setErrorCode(Errors.NONE.code());
             if (session != null) {

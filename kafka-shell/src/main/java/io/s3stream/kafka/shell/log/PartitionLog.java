@@ -20,9 +20,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
@@ -83,14 +81,15 @@ public final class PartitionLog {
     static final long PRODUCER_RECOVERY_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final RateLimitedLog PRODUCER_RECOVERY_FAILED =
             new RateLimitedLog(LOG, System.Logger.Level.WARNING, TimeUnit.MINUTES.toNanos(1));
-    /** Long-polling fetches waiting for an append; each removes its own once it answers ({@link #cancelAwait}). */
-    private final Set<Runnable> waiters = ConcurrentHashMap.newKeySet();
+    private final AppendWaiters waiters = new AppendWaiters();
     private volatile Throwable failure;
     private volatile boolean retired;
     private KafkaKeyCompaction keyCompaction; // guarded by this
     /** Bytes of batches appended and of records read (fetches, including a long poll's attempts), for the balancer. */
     private final java.util.concurrent.atomic.LongAdder bytesIn = new java.util.concurrent.atomic.LongAdder();
     private final java.util.concurrent.atomic.LongAdder bytesOut = new java.util.concurrent.atomic.LongAdder();
+    /** The high watermark when this log opened: {@link #bytesAfter} averages the appends since. */
+    private final long openedAt;
 
     public PartitionLog(String topic, int partition, Stream stream, Executor blockingExecutor, KeyValues kv) {
         this.topic = topic;
@@ -99,6 +98,7 @@ public final class PartitionLog {
         this.appender = new SerialExecutor(blockingExecutor);
         this.kv = kv;
         this.txnCheckpointKey = txnCheckpointKey(stream.streamId());
+        this.openedAt = stream.confirmedOffset();
         appender.execute(this::recoverTxns);
     }
 
@@ -165,7 +165,7 @@ public final class PartitionLog {
             long offset = stream.nextOffset();
             stream.close().thenCompose(v -> checkpoint == null ? CompletableFuture.<Void>completedFuture(null)
                     : writeTxnCheckpoint(offset, checkpoint).exceptionally(e -> null)).whenComplete((v, e) -> {
-                wakeWaiters();
+                waiters.wake();
                 if (e != null) {
                     done.completeExceptionally(e);
                 } else {
@@ -327,7 +327,7 @@ public final class PartitionLog {
                 }
                 result.complete(new AppendOutcome(Errors.NONE, baseOffset, logAppendTimeMs));
             }
-            wakeWaiters();
+            waiters.wake();
         });
     }
 
@@ -390,7 +390,7 @@ public final class PartitionLog {
             } else {
                 result.complete(Errors.NONE);
             }
-            wakeWaiters();
+            waiters.wake();
         });
     }
 
@@ -641,7 +641,7 @@ public final class PartitionLog {
     public void awaitData(long seenHighWatermark, Runnable waiter) {
         waiters.add(waiter);
         if (highWatermark() > seenHighWatermark) {
-            wakeWaiters();
+            waiters.wake();
         }
     }
 
@@ -655,15 +655,18 @@ public final class PartitionLog {
         return waiters.size();
     }
 
-    /** Runs the waiters registered so far; one that re-registers while running waits for the next append. */
-    private void wakeWaiters() {
-        if (!waiters.isEmpty()) {
-            for (Object w : waiters.toArray()) {
-                if (waiters.remove(w)) {
-                    ((Runnable) w).run();
-                }
-            }
+    /**
+     * About how many bytes of batches lie from {@code offset} to the high watermark, at the bytes per offset appended
+     * since this log opened: 0 when nothing is there, -1 when unknown (nothing appended since it opened).
+     */
+    public long bytesAfter(long offset) {
+        long hw = highWatermark();
+        long appended = hw - openedAt;
+        long bytes = bytesIn.sum();
+        if (offset >= hw) {
+            return 0;
         }
+        return appended <= 0 || bytes <= 0 ? -1 : (long) Math.min(1e15, (double) bytes / appended * (hw - offset));
     }
 
     /**

@@ -394,7 +394,8 @@ class FetchSessionsTest {
                 int before = sessions.size();
                 FetchResponse closed = Client.onTheWire(answer(sessions, client.closing(), client, budget));
                 assertThat(closed.data().sessionId()).isZero();
-                assertThat(sessions.size()).as("the closing fetch ends the session, if it is kept").isLessThanOrEqualTo(before);
+                assertThat(sessions.size()).as("the closing fetch ends the session, if it is kept")
+                        .isLessThanOrEqualTo(before);
                 client.take(closed);
                 continue;
             }

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.function.DoublePredicate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -24,11 +25,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Incremental fetch sessions (KIP-227) with Kafka's Java consumer, which opens one whenever the broker answers with a
  * session id: the shell keeps the consumer's partitions, follows its assignment changes, survives losing the sessions
- * on a restart (the consumer starts over with a full fetch), and drops the session when the consumer closes. And the
- * long polls of such a consumer let go of the partitions that did not answer them.
+ * on a restart (the consumer starts over with a full fetch), and drops the session when the consumer closes. The
+ * long polls of such a consumer let go of the partitions that did not answer them, and a fetch over many partitions
+ * with a backlog reads about what its response can carry.
  */
 @Timeout(120)
-class FetchSessionClientTest {
+class ManyPartitionsFetchTest {
     private static final String SESSIONS = "kafka_server_fetch_sessions{node_id=\"0\"}";
     private static final String PARTITIONS = "kafka_server_fetch_session_partitions{node_id=\"0\"}";
     private static final int PARTITION_COUNT = 48;
@@ -48,13 +50,20 @@ class FetchSessionClientTest {
 
     /** Polls until {@code count} records came; checks each partition's values arrive in order, none twice. */
     private static void consume(KafkaConsumer<String, String> consumer, Map<TopicPartition, Integer> seen, int count) {
+        consume(consumer, count, r -> {
+            int n = seen.merge(new TopicPartition(r.topic(), r.partition()), 1, Integer::sum) - 1;
+            assertThat(r.value()).isEqualTo(r.partition() + "-" + n);
+        });
+    }
+
+    /** Polls until {@code count} records came, each passed to {@code check}. */
+    private static void consume(KafkaConsumer<String, String> consumer, int count,
+                                Consumer<ConsumerRecord<String, String>> check) {
         int got = 0;
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (got < count && System.nanoTime() < deadline) {
             for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-                TopicPartition tp = new TopicPartition(r.topic(), r.partition());
-                int n = seen.merge(tp, 1, Integer::sum) - 1;
-                assertThat(r.value()).isEqualTo(r.partition() + "-" + n);
+                check.accept(r);
                 got++;
             }
         }
@@ -153,5 +162,107 @@ class FetchSessionClientTest {
             assertThat(waiting).as("waiters left on the partitions: at most the one fetch in flight's")
                     .isLessThanOrEqualTo(PARTITION_COUNT);
         }
+    }
+
+    /**
+     * A consumer catching up on 32 partitions of 256 KiB each, 64 KiB per partition and 256 KiB per fetch: the shell
+     * reads about what it sends, once with a known bytes-per-offset (the appends since the partitions opened) and once
+     * after a restart, when it reserves partition.max.bytes per partition. Each fetch read 64 KiB of all 32 partitions
+     * before, to send 256 KiB of them: 8x.
+     */
+    @Test
+    void aFetchOfManyPartitionsWithABacklogReadsAboutWhatItSends() throws Exception {
+        int partitions = 32;
+        int perPartition = 64;
+        String value = "x".repeat(4096);
+        try (Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic("backlog", partitions, (short) 1))).all().get();
+        }
+        try (KafkaProducer<String, String> producer = fx.producer(Map.of("linger.ms", 5, "batch.size", 16384))) {
+            for (int i = 0; i < perPartition; i++) {
+                for (int p = 0; p < partitions; p++) {
+                    producer.send(new ProducerRecord<>("backlog", p, null, value));
+                }
+            }
+            producer.flush();
+        }
+        long stored = readBytes(partitions);
+        assertThat(stored).as("what the appends stored").isGreaterThan(32L * 64 * 4096);
+        for (boolean restarted : new boolean[] {false, true}) {
+            if (restarted) {
+                fx.restart(); // the reopened logs know no bytes per offset
+            }
+            long before = readBytes(partitions);
+            List<TopicPartition> all = new ArrayList<>();
+            for (int p = 0; p < partitions; p++) {
+                all.add(new TopicPartition("backlog", p));
+            }
+            try (KafkaConsumer<String, String> consumer = fx.consumer(null, Map.of("max.partition.fetch.bytes",
+                    65536, "fetch.max.bytes", 262144))) {
+                consumer.assign(all);
+                consumer.seekToBeginning(all);
+                consume(consumer, partitions * perPartition, r -> assertThat(r.value()).isEqualTo(value));
+            }
+            long read = readBytes(partitions) - before;
+            assertThat(read).as("bytes read to send %d (restarted: %s)", stored, restarted)
+                    .isLessThan(stored + stored / 2);
+        }
+    }
+
+    /**
+     * Partitions whose records sit behind open transactions reserve budget a read_committed fetch cannot use: the fetch
+     * then reads once more without reserving and long-polls as before, instead of answering at once, empty, over and
+     * over.
+     */
+    @Test
+    void aReadCommittedFetchBehindOpenTransactionsStillLongPolls() throws Exception {
+        try (Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic("open", 9, (short) 1))).all().get();
+        }
+        String value = "y".repeat(8192);
+        try (KafkaProducer<String, String> txn = fx.producer(Map.of("transactional.id", "open-1"));
+             KafkaProducer<String, String> plain = fx.producer(Map.of("linger.ms", 0));
+             KafkaConsumer<String, String> consumer = fx.consumer(null, Map.of("isolation.level", "read_committed",
+                     "fetch.max.wait.ms", 500, "max.partition.fetch.bytes", 65536, "fetch.max.bytes", 65536))) {
+            txn.initTransactions();
+            txn.beginTransaction();
+            for (int i = 0; i < 16; i++) {
+                for (int p = 0; p < 8; p++) {
+                    txn.send(new ProducerRecord<>("open", p, null, value));
+                }
+            }
+            txn.flush(); // 128 KiB in each of partitions 0-7, not committed
+            List<TopicPartition> all = new ArrayList<>();
+            for (int p = 0; p < 9; p++) {
+                all.add(new TopicPartition("open", p));
+            }
+            consumer.assign(all);
+            consumer.seekToBeginning(all);
+            assertThat(consumer.poll(Duration.ofMillis(500))).isEmpty();
+            double before = fetches();
+            long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+            while (System.nanoTime() < until) {
+                assertThat(consumer.poll(Duration.ofMillis(100))).isEmpty();
+            }
+            assertThat(fetches() - before).as("fetches in 2 s of 500-ms long polls").isLessThan(20);
+            plain.send(new ProducerRecord<>("open", 8, null, "free")).get();
+            consume(consumer, 1, r -> assertThat(r.value()).isEqualTo("free"));
+            txn.commitTransaction();
+            consume(consumer, 128, r -> assertThat(r.value()).isEqualTo(value));
+        }
+    }
+
+    private double fetches() throws Exception {
+        return ShellFixture.metric(fx.scrapeMetrics(), "kafka_request_latency_seconds_count{api=\"Fetch\"");
+    }
+
+    /** Bytes appended and read by the shell's logs of {@code backlog}, as its balancer counts them. */
+    private long readBytes(int partitions) {
+        var topic = fx.shell.topicsForTest().get("backlog");
+        long sum = 0;
+        for (int p = 0; p < partitions; p++) {
+            sum += topic.partition(p).trafficBytes();
+        }
+        return sum;
     }
 }
