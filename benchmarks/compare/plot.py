@@ -76,6 +76,9 @@ def main(tsv, out, title):
         # Rows without latencies (produce-consume's consume test) are left out.
         rows = [r for r in csv.DictReader(f, delimiter='\t')
                 if all(r.get(c) not in (None, '', '-') for c in ('rec_s', 'p50_ms', 'p99_ms', 'p999_ms'))]
+    if not rows:
+        print('plot.py: no rows with latencies in %s (a consumer-only run): no plot' % tsv, file=sys.stderr)
+        return
     keys = [k for k in ('test', 'system', 'wal') if k in rows[0]]
     def key(r):
         return ' / '.join(r[k] for k in keys)
