@@ -28,7 +28,7 @@ final class ExternalClients {
         }
         if (!present) {
             String msg = what + " is not installed (bin/test installs it: kcat with apt-get, confluent-kafka in a virtual "
-                    + "environment named by S3STREAM_PYTHON)";
+                    + "environment named by S3STREAM_PYTHON, franz-client built from test-infra/franz-client)";
             if ("true".equals(System.getenv("CI"))) {
                 fail(msg);
             }

@@ -12,11 +12,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.io.BufferedReader;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.DoublePredicate;
 
@@ -34,6 +37,8 @@ class ManyPartitionsFetchTest {
     private static final String SESSIONS = "kafka_server_fetch_sessions{node_id=\"0\"}";
     private static final String PARTITIONS = "kafka_server_fetch_session_partitions{node_id=\"0\"}";
     private static final int PARTITION_COUNT = 48;
+    private static final String FRANZ = System.getenv().getOrDefault("S3STREAM_FRANZ_CLIENT",
+            "/opt/s3stream-tools/bin/franz-client");
 
     @RegisterExtension
     final ShellFixture fx = new ShellFixture(Map.of("metrics.port", "0"));
@@ -70,6 +75,18 @@ class ManyPartitionsFetchTest {
         assertThat(got).as("records consumed").isEqualTo(count);
     }
 
+    /** Creates {@code name} with {@code partitions} partitions; returns them. */
+    private List<TopicPartition> createTopic(String name, int partitions) throws Exception {
+        try (Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get();
+        }
+        List<TopicPartition> all = new ArrayList<>();
+        for (int p = 0; p < partitions; p++) {
+            all.add(new TopicPartition(name, p));
+        }
+        return all;
+    }
+
     private void awaitMetric(String sample, DoublePredicate expected, String what) throws Exception {
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
         double value = ShellFixture.metric(fx.scrapeMetrics(), sample);
@@ -82,13 +99,7 @@ class ManyPartitionsFetchTest {
 
     @Test
     void theJavaConsumerFetchesIncrementallyThroughAssignmentChangesRestartsAndClose() throws Exception {
-        try (Admin admin = fx.admin()) {
-            admin.createTopics(List.of(new NewTopic("many", PARTITION_COUNT, (short) 1))).all().get();
-        }
-        List<TopicPartition> all = new ArrayList<>();
-        for (int p = 0; p < PARTITION_COUNT; p++) {
-            all.add(new TopicPartition("many", p));
-        }
+        List<TopicPartition> all = createTopic("many", PARTITION_COUNT);
         Map<TopicPartition, Integer> seen = new HashMap<>();
         try (KafkaProducer<String, String> producer = fx.producer(Map.of("linger.ms", 0))) {
             for (int p = 0; p < PARTITION_COUNT; p++) {
@@ -136,13 +147,7 @@ class ManyPartitionsFetchTest {
      */
     @Test
     void longPollsThatAnsweredLeaveNoWaiterBehind() throws Exception {
-        try (Admin admin = fx.admin()) {
-            admin.createTopics(List.of(new NewTopic("many", PARTITION_COUNT, (short) 1))).all().get();
-        }
-        List<TopicPartition> all = new ArrayList<>();
-        for (int p = 0; p < PARTITION_COUNT; p++) {
-            all.add(new TopicPartition("many", p));
-        }
+        List<TopicPartition> all = createTopic("many", PARTITION_COUNT);
         Map<TopicPartition, Integer> seen = new HashMap<>();
         try (KafkaProducer<String, String> producer = fx.producer(Map.of("linger.ms", 0));
              KafkaConsumer<String, String> consumer = fx.consumer(null, Map.of("fetch.max.wait.ms", 20))) {
@@ -175,9 +180,7 @@ class ManyPartitionsFetchTest {
         int partitions = 32;
         int perPartition = 64;
         String value = "x".repeat(4096);
-        try (Admin admin = fx.admin()) {
-            admin.createTopics(List.of(new NewTopic("backlog", partitions, (short) 1))).all().get();
-        }
+        List<TopicPartition> all = createTopic("backlog", partitions);
         try (KafkaProducer<String, String> producer = fx.producer(Map.of("linger.ms", 5, "batch.size", 16384))) {
             for (int i = 0; i < perPartition; i++) {
                 for (int p = 0; p < partitions; p++) {
@@ -193,10 +196,6 @@ class ManyPartitionsFetchTest {
                 fx.restart(); // the reopened logs know no bytes per offset
             }
             long before = readBytes(partitions);
-            List<TopicPartition> all = new ArrayList<>();
-            for (int p = 0; p < partitions; p++) {
-                all.add(new TopicPartition("backlog", p));
-            }
             try (KafkaConsumer<String, String> consumer = fx.consumer(null, Map.of("max.partition.fetch.bytes",
                     65536, "fetch.max.bytes", 262144))) {
                 consumer.assign(all);
@@ -216,9 +215,7 @@ class ManyPartitionsFetchTest {
      */
     @Test
     void aReadCommittedFetchBehindOpenTransactionsStillLongPolls() throws Exception {
-        try (Admin admin = fx.admin()) {
-            admin.createTopics(List.of(new NewTopic("open", 9, (short) 1))).all().get();
-        }
+        List<TopicPartition> all = createTopic("open", 9);
         String value = "y".repeat(8192);
         try (KafkaProducer<String, String> txn = fx.producer(Map.of("transactional.id", "open-1"));
              KafkaProducer<String, String> plain = fx.producer(Map.of("linger.ms", 0));
@@ -232,10 +229,6 @@ class ManyPartitionsFetchTest {
                 }
             }
             txn.flush(); // 128 KiB in each of partitions 0-7, not committed
-            List<TopicPartition> all = new ArrayList<>();
-            for (int p = 0; p < 9; p++) {
-                all.add(new TopicPartition("open", p));
-            }
             consumer.assign(all);
             consumer.seekToBeginning(all);
             assertThat(consumer.poll(Duration.ofMillis(500))).isEmpty();
@@ -254,6 +247,39 @@ class ManyPartitionsFetchTest {
 
     private double fetches() throws Exception {
         return ShellFixture.metric(fx.scrapeMetrics(), "kafka_request_latency_seconds_count{api=\"Fetch\"");
+    }
+
+    /**
+     * franz-go (test-infra/franz-client; bin/test builds it), a second client implementation that keeps fetch sessions,
+     * independent of the Java client's: it reads 24 partitions through one session and then gets one more record
+     * through an incremental fetch.
+     */
+    @Test
+    void franzGoReadsThroughAnIncrementalSessionToo() throws Exception {
+        ExternalClients.require("franz-client (franz-go)", FRANZ, "-h");
+        createTopic("franz", 24);
+        Process franz = new ProcessBuilder(FRANZ, "-brokers", fx.bootstrap(), "-topic", "franz", "-partitions", "24",
+                "-records", "20").redirectErrorStream(true).start();
+        StringBuilder output = new StringBuilder();
+        try (BufferedReader out = franz.inputReader(StandardCharsets.UTF_8)) {
+            String line = out.readLine();
+            while (line != null && !line.startsWith("consumed")) {
+                output.append(line).append('\n');
+                line = out.readLine();
+            }
+            assertThat(line).as("franz-client said: %s", output).isEqualTo("consumed 480");
+            awaitMetric(SESSIONS, v -> v == 1, "franz-go's session");
+            awaitMetric(PARTITIONS, v -> v == 24, "holding its 24 partitions");
+            try (KafkaProducer<String, String> producer = fx.producer(Map.of())) {
+                producer.send(new ProducerRecord<>("franz", 11, null, "extra")).get();
+            }
+            assertThat(out.readLine()).as("franz-client said: %s", output).isEqualTo("extra 11 20");
+        } finally {
+            if (!franz.waitFor(30, TimeUnit.SECONDS)) {
+                franz.destroyForcibly();
+            }
+        }
+        assertThat(franz.exitValue()).isZero();
     }
 
     /** Bytes appended and read by the shell's logs of {@code backlog}, as its balancer counts them. */

@@ -162,6 +162,14 @@ class FetchSessionsTest {
         return MemoryRecords.withRecords(base, Compression.NONE, records);
     }
 
+    /** A client of every log from offset 0, its session opened by a first (full) fetch. */
+    private Client sessionOfAll(FetchSessions sessions) {
+        Client client = new Client();
+        logs.keySet().forEach(tp -> client.position.put(tp, 0L));
+        assertThat(client.receive(answer(sessions, client.request(), client, 10))).isTrue();
+        return client;
+    }
+
     private void addLogs(String topic, int partitions) {
         for (int p = 0; p < partitions; p++) {
             logs.put(new TopicPartition(topic, p), new Log());
@@ -225,9 +233,7 @@ class FetchSessionsTest {
     void aPartitionThatReturnedRecordsGoesToTheEndOfTheSessionsOrder() {
         addLogs("a", 3);
         FetchSessions sessions = new FetchSessions(10, clock::get);
-        Client client = new Client();
-        logs.keySet().forEach(tp -> client.position.put(tp, 0L));
-        assertThat(client.receive(answer(sessions, client.request(), client, 10))).isTrue();
+        Client client = sessionOfAll(sessions);
         logs.values().forEach(l -> l.highWatermark = 100);
 
         // A budget of one partition's records per response: each partition gets its turn.
@@ -250,9 +256,7 @@ class FetchSessionsTest {
     void sessionErrorsMakeTheClientStartOverWithAFullFetch() {
         addLogs("a", 2);
         FetchSessions sessions = new FetchSessions(10, clock::get);
-        Client client = new Client();
-        logs.keySet().forEach(tp -> client.position.put(tp, 0L));
-        assertThat(client.receive(answer(sessions, client.request(), client, 10))).isTrue();
+        Client client = sessionOfAll(sessions);
         FetchRequest incremental = client.request();
 
         FetchResponse unknown = answer(new FetchSessions(10, clock::get), incremental, client, 10);
@@ -278,9 +282,7 @@ class FetchSessionsTest {
     void forgettingEveryPartitionEndsTheSession() {
         addLogs("a", 2);
         FetchSessions sessions = new FetchSessions(10, clock::get);
-        Client client = new Client();
-        logs.keySet().forEach(tp -> client.position.put(tp, 0L));
-        assertThat(client.receive(answer(sessions, client.request(), client, 10))).isTrue();
+        Client client = sessionOfAll(sessions);
         client.position.remove(new TopicPartition("a", 0));
         FetchRequest forget = client.request();
         assertThat(forget.data().forgottenTopicsData()).singleElement()
