@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import static io.s3stream.kafka.shell.ShellFixture.metric;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -54,13 +55,13 @@ class MetricsEndpointTest {
         }
         Thread.sleep(200); // the engine's snapshot is cached for 100 ms
         String body = fx.scrapeMetrics();
-        assertThat(ShellFixture.metric(body, "kafka_server_messages_in_total{node_id=\"0\",topic=\"metered\"}")).isEqualTo(50);
-        assertThat(ShellFixture.metric(body, "kafka_server_bytes_in_bytes_total{node_id=\"0\",topic=\"metered\"}")).isPositive();
-        assertThat(ShellFixture.metric(body, "kafka_server_bytes_out_bytes_total{node_id=\"0\",topic=\"metered\"}")).isPositive();
-        assertThat(ShellFixture.metric(body, "kafka_request_latency_seconds_count{api=\"Produce\",node_id=\"0\"}")).isEqualTo(50);
+        assertThat(metric(body, "kafka_server_messages_in_total{node_id=\"0\",topic=\"metered\"}")).isEqualTo(50);
+        assertThat(metric(body, "kafka_server_bytes_in_bytes_total{node_id=\"0\",topic=\"metered\"}")).isPositive();
+        assertThat(metric(body, "kafka_server_bytes_out_bytes_total{node_id=\"0\",topic=\"metered\"}")).isPositive();
+        assertThat(metric(body, "kafka_request_latency_seconds_count{api=\"Produce\",node_id=\"0\"}")).isEqualTo(50);
         assertThat(body).contains("kafka_request_latency_seconds_bucket{api=\"Fetch\"");
-        assertThat(ShellFixture.metric(body, "s3stream_appends_batches_total{node_id=\"0\"}")).isGreaterThanOrEqualTo(50);
-        assertThat(ShellFixture.metric(body, "s3stream_log_cache_capacity_bytes{node_id=\"0\"}")).isEqualTo(32L << 20);
+        assertThat(metric(body, "s3stream_appends_batches_total{node_id=\"0\"}")).isGreaterThanOrEqualTo(50);
+        assertThat(metric(body, "s3stream_log_cache_capacity_bytes{node_id=\"0\"}")).isEqualTo(32L << 20);
         assertThat(body).contains("s3stream_object_store_requests_total{kind=\"PUT\"").contains("jvm_memory_used_bytes");
 
         // The dashboard in the repository queries only what is served.
