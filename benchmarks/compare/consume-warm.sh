@@ -19,7 +19,6 @@ TSV="$RUN/consume-warm.tsv"
 printf 'round\tsystem\tload\tmb_s\twall_s\tbroker_cpu_s\tjit_cpu_s\n' >"$TSV"
 machine | tee "$RUN/machine.txt" >&2
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 jit_ticks() { # CPU ticks of the process's JIT compiler threads
   local t sum=0
   for t in /proc/"$1"/task/*; do

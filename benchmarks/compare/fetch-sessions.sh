@@ -26,7 +26,6 @@ TSV="$RUN/fetch-sessions.tsv"
 printf 'round\tsystem\tload\tbroker_cpu_s\tconsumer_cpu_s\tp50_ms\tp99_ms\tconsume_s\n' >"$TSV"
 machine | tee "$RUN/machine.txt" >&2
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 start_kafka "$RUN/kafka"
 KAFKA_PID="$(pgrep -f 'kafka\.Kafka ' | head -1)"

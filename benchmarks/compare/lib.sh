@@ -257,6 +257,9 @@ consume() {
   printf '%s\n' "$out" | python3 "$COMPARE/parse_perf.py" consumer
 }
 
+# CPU ticks (user + system, CLK_TCK per second) the process has used so far.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
 machine() {
   printf 'machine: %s cores, %s GiB RAM, %s, disk %s; JDK %s; %s\n' "$(nproc)" \
     "$(awk '/MemTotal/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo)" "$(uname -sr)" \
