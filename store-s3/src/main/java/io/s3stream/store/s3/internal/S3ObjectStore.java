@@ -1,6 +1,7 @@
 package io.s3stream.store.s3.internal;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.s3stream.internal.store.common.StoreSupport;
 import io.s3stream.internal.store.common.StoreUri;
@@ -15,7 +16,6 @@ import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.awscore.exception.AwsServiceException;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
-import software.amazon.awssdk.core.ResponseBytes;
 import software.amazon.awssdk.core.async.AsyncRequestBody;
 import software.amazon.awssdk.core.async.AsyncResponseTransformer;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
@@ -29,7 +29,6 @@ import software.amazon.awssdk.services.s3.model.CompletedPart;
 import software.amazon.awssdk.services.s3.model.CreateMultipartUploadRequest;
 import software.amazon.awssdk.services.s3.model.Delete;
 import software.amazon.awssdk.services.s3.model.DeleteObjectsResponse;
-import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
 import software.amazon.awssdk.services.s3.model.ObjectIdentifier;
 import software.amazon.awssdk.services.s3.model.PutObjectRequest;
@@ -316,12 +315,14 @@ public final class S3ObjectStore implements ObjectStore {
             });
         }
         String range = "bytes=" + position + "-" + (position + length - 1);
-        return client.getObject(r -> r.bucket(bucket).key(fullKey(key)).range(range), AsyncResponseTransformer.toBytes())
-                .handle((bytes, error) -> {
-                    if (error != null) {
-                        throw map("GET " + range, key, error);
+        SplitBody body = SplitBody.clipped(description + ": GET '" + key + "' " + range, position, length,
+                PooledByteBufAllocator.DEFAULT);
+        return client.getObject(r -> r.bucket(bucket).key(fullKey(key)).range(range), body)
+                .handle((parts, error) -> {
+                    if (error == null) {
+                        return parts.getFirst();
                     }
-                    return checkedBody(key, position, length, bytes);
+                    throw ownOrMapped("GET " + range, key, error);
                 });
     }
 
@@ -341,34 +342,18 @@ public final class S3ObjectStore implements ObjectStore {
                     if (error == null) {
                         return parts;
                     }
-                    // The body's own verdict (SplitBody) arrives wrapped in the SDK's client exception: keep it.
-                    for (Throwable c = error; c != null && c.getCause() != c; c = c.getCause()) {
-                        if (c instanceof ObjectStoreException own) {
-                            throw own;
-                        }
-                    }
-                    throw map("GET " + range, key, error);
+                    throw ownOrMapped("GET " + range, key, error);
                 });
     }
 
-    /** The body, checked against what the headers promised: a short or long body is a retriable error, never data. */
-    private ByteBuf checkedBody(String key, long position, int length, ResponseBytes<GetObjectResponse> bytes) {
-        GetObjectResponse response = bytes.response();
-        byte[] body = bytes.asByteArrayUnsafe();
-        long expected = length;
-        String contentRange = response.contentRange(); // "bytes a-b/size"
-        long size = StoreSupport.sizeFromContentRange(contentRange);
-        if (size >= 0) {
-            expected = Math.min(length, size - position);
-        } else if (contentRange == null && response.contentLength() != null && position == 0) {
-            expected = Math.min(length, response.contentLength());
+    /** The body's own verdict ({@link SplitBody}) arrives wrapped in the SDK's client exception: keep it. */
+    private RuntimeException ownOrMapped(String what, String key, Throwable error) {
+        for (Throwable c = error; c != null && c.getCause() != c; c = c.getCause()) {
+            if (c instanceof ObjectStoreException own) {
+                return own;
+            }
         }
-        if (body.length != expected || (response.contentLength() != null && response.contentLength() != body.length)) {
-            throw new ObjectStoreException(description + ": GET '" + key + "' [" + position + ", "
-                    + (position + length) + ") returned " + body.length + " bytes, expected " + expected
-                    + " (Content-Length " + response.contentLength() + ", Content-Range " + contentRange + ")", true);
-        }
-        return Unpooled.wrappedBuffer(body);
+        return map(what, key, error);
     }
 
     @Override

@@ -130,6 +130,84 @@ class SplitBodyTest {
         assertThat(allocator.metric().usedDirectMemory()).isZero();
     }
 
+    @Test
+    void aClippedReadHoldsWhatTheObjectHasOfItsRangeInOneDirectBuffer() throws Exception {
+        UnpooledByteBufAllocator allocator = new UnpooledByteBufAllocator(true);
+        // The whole range inside the object, then a range running 100 bytes past the object's end.
+        for (int inside : new int[] {TOTAL, TOTAL - 100}) {
+            SplitBody read = SplitBody.clipped("test", 1000, TOTAL, allocator);
+            CompletableFuture<List<ByteBuf>> result = read.prepare();
+            long size = inside == TOTAL ? 5000 : 1000 + inside;
+            read.onResponse(response("bytes 1000-" + (1000 + inside - 1) + "/" + size));
+            read.onStream(SdkPublisher.fromIterable(chunks(body, inside)));
+            ByteBuf buf = result.get().getFirst();
+            assertThat(buf.isDirect()).isTrue();
+            assertThat(buf.capacity()).as("allocated for what arrives, not for the range").isEqualTo(inside);
+            byte[] got = new byte[buf.readableBytes()];
+            buf.readBytes(got);
+            assertThat(got).isEqualTo(Arrays.copyOf(body, inside));
+            buf.release();
+        }
+        // A server that ignores Range answers 200 with the whole (shorter) object: a read from 0 takes it.
+        SplitBody read = SplitBody.clipped("test", 0, TOTAL, allocator);
+        CompletableFuture<List<ByteBuf>> result = read.prepare();
+        read.onResponse(GetObjectResponse.builder().contentLength(40L).build());
+        read.onStream(SdkPublisher.fromIterable(chunks(body, 40)));
+        assertThat(result.get().getFirst().readableBytes()).isEqualTo(40);
+        result.get().getFirst().release();
+        assertThat(allocator.metric().usedDirectMemory()).isZero();
+    }
+
+    @Test
+    void aClippedReadCutShortIsRetriableAndOneRunningOnIsNeverData() {
+        SplitBody read = SplitBody.clipped("test", 1000, TOTAL, new UnpooledByteBufAllocator(true));
+        CompletableFuture<List<ByteBuf>> result = read.prepare();
+        read.onResponse(response("bytes 1000-1299/1300")); // 300 bytes of the object in the range; 200 arrive
+        read.onStream(SdkPublisher.fromIterable(chunks(body, 200)));
+        ObjectStoreException e = failure(result);
+        assertThat(e.isRetriable()).isTrue();
+        assertThat(e.getMessage()).contains("ended after 200 bytes").doesNotContain("where the object ends");
+
+        read = SplitBody.clipped("test", 1000, TOTAL, new UnpooledByteBufAllocator(true));
+        result = read.prepare();
+        read.onResponse(response("bytes 1000-1299/1300"));
+        read.onStream(SdkPublisher.fromIterable(chunks(body, 310))); // more than the headers said the object has
+        e = failure(result);
+        assertThat(e.isRetriable()).isTrue();
+        assertThat(e.getMessage()).contains("went on past its 300 bytes");
+    }
+
+    @Test
+    void aClippedReadWithoutSizeHeadersBuffersItsRangeOnlyWhenSmall() throws Exception {
+        SplitBody small = SplitBody.clipped("test", 1000, TOTAL, new UnpooledByteBufAllocator(true));
+        CompletableFuture<List<ByteBuf>> result = small.prepare();
+        small.onResponse(response(null)); // neither Content-Range nor Content-Length (a chunked 206)
+        small.onStream(SdkPublisher.fromIterable(chunks(body, TOTAL)));
+        assertThat(result.get().getFirst().readableBytes()).isEqualTo(TOTAL);
+        result.get().getFirst().release();
+
+        SplitBody large = SplitBody.clipped("test", 1000, (int) SplitBody.UNSIZED_LIMIT + 1,
+                new UnpooledByteBufAllocator(true));
+        result = large.prepare();
+        large.onResponse(response(null));
+        boolean[] cancelled = {false};
+        large.onStream(subscriber -> subscriber.onSubscribe(new org.reactivestreams.Subscription() {
+            @Override
+            public void request(long n) {
+                throw new AssertionError("a refused body is not requested");
+            }
+
+            @Override
+            public void cancel() {
+                cancelled[0] = true;
+            }
+        }));
+        ObjectStoreException e = failure(result);
+        assertThat(e.isRetriable()).isFalse();
+        assertThat(e.getMessage()).contains("neither Content-Range nor Content-Length");
+        assertThat(cancelled[0]).isTrue();
+    }
+
     /** The first {@code length} bytes of {@code bytes} in chunks of random sizes (1 to 97 bytes). */
     private List<ByteBuffer> chunks(byte[] bytes, int length) {
         List<ByteBuffer> out = new ArrayList<>();
