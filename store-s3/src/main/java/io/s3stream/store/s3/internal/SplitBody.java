@@ -135,6 +135,8 @@ final class SplitBody implements AsyncResponseTransformer<GetObjectResponse, Lis
         private SplitBuffers buffers = new SplitBuffers(lengths, allocator); // guarded by this
         private long expected = total; // guarded by this: total, or what a clipped read's object holds of it
         volatile String contentRange;
+        private boolean failed; // guarded by this
+        private Subscription subscription;
 
         /** A clipped read's expected length, known from the headers before the body arrives. */
         synchronized void clipTo(long bytes) {
@@ -143,8 +145,6 @@ final class SplitBody implements AsyncResponseTransformer<GetObjectResponse, Lis
                 expected = bytes;
             }
         }
-        private boolean failed; // guarded by this
-        private Subscription subscription;
 
         @Override
         public void onSubscribe(Subscription s) {
