@@ -251,25 +251,30 @@ public final class AzureBlobObjectStore implements ObjectStore {
                 StoreSupport.clipRange(description, key, size, position, 1);
                 return Unpooled.EMPTY_BUFFER;
             }
-            ByteArrayOutputStream out = new ByteArrayOutputStream(Math.min(length, 1 << 20));
-            BlobDownloadResponse response = blob(key).downloadStreamWithResponse(out, new BlobRange(position, (long) length),
-                    null, null, false, null, Context.NONE);
-            byte[] body = out.toByteArray();
-            if (body.length == 0) {
-                // Azurite answers a range at or past the end with an empty 200 instead of 416: check the size.
-                long size = blob(key).getProperties().getBlobSize();
-                StoreSupport.clipRange(description, key, size, position, length);
+            RangeOutput out = new RangeOutput(length);
+            try {
+                BlobDownloadResponse response = blob(key).downloadStreamWithResponse(out,
+                        new BlobRange(position, (long) length), null, null, false, null, Context.NONE);
+                int received = out.received();
+                if (received == 0) {
+                    // Azurite answers a range at or past the end with an empty 200 instead of 416: check the size.
+                    long size = blob(key).getProperties().getBlobSize();
+                    StoreSupport.clipRange(description, key, size, position, length);
+                }
+                long expected = length;
+                long size = StoreSupport.sizeFromContentRange(response.getDeserializedHeaders().getContentRange());
+                if (size >= 0) {
+                    expected = Math.min(length, size - position);
+                }
+                if (received != expected) {
+                    throw new ObjectStoreException(description + ": GET '" + key + "' [" + position + ", "
+                            + (position + length) + ") returned " + received + " bytes, expected " + expected, true);
+                }
+                return out.take();
+            } catch (Throwable t) {
+                out.release();
+                throw t;
             }
-            long expected = length;
-            long size = StoreSupport.sizeFromContentRange(response.getDeserializedHeaders().getContentRange());
-            if (size >= 0) {
-                expected = Math.min(length, size - position);
-            }
-            if (body.length != expected) {
-                throw new ObjectStoreException(description + ": GET '" + key + "' [" + position + ", "
-                        + (position + length) + ") returned " + body.length + " bytes, expected " + expected, true);
-            }
-            return Unpooled.wrappedBuffer(body);
         });
     }
 
@@ -326,6 +331,56 @@ public final class AzureBlobObjectStore implements ObjectStore {
                 // Closed: the waiting thread gave up (interrupted by close) and released, while the SDK still writes.
                 throw new IOException(buffers.isClosed() ? "the read was abandoned"
                         : "the body went on past the " + buffers.total() + " bytes asked for");
+            }
+        }
+    }
+
+    /**
+     * A download stream into one pooled direct buffer that grows with the body up to the range's length (a range may
+     * run past the object's end, so the body's length is known only once it ends); bytes past the range are an error,
+     * never data. Not a growing heap array: catch-up reads single blocks through here, and heap arrays of 512 KiB and
+     * more are humongous objects to G1, kept on the heap by the block cache.
+     */
+    private static final class RangeOutput extends OutputStream {
+        private final int length;
+        private ByteBuf buffer; // guarded by this; null once taken or released
+
+        RangeOutput(int length) {
+            this.length = length;
+            this.buffer = PooledByteBufAllocator.DEFAULT.directBuffer(Math.min(length, 1 << 20), length);
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public synchronized void write(byte[] b, int off, int len) throws IOException {
+            if (buffer == null) {
+                // The waiting thread gave up (interrupted by close) and released, while the SDK still writes.
+                throw new IOException("the read was abandoned");
+            }
+            if (len > buffer.maxWritableBytes()) {
+                throw new IOException("the body went on past the " + length + " bytes asked for");
+            }
+            buffer.writeBytes(b, off, len);
+        }
+
+        synchronized int received() {
+            return buffer == null ? 0 : buffer.readableBytes();
+        }
+
+        synchronized ByteBuf take() {
+            ByteBuf taken = buffer;
+            buffer = null;
+            return taken;
+        }
+
+        synchronized void release() {
+            if (buffer != null) {
+                buffer.release();
+                buffer = null;
             }
         }
     }

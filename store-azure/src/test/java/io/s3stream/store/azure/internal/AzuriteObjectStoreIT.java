@@ -24,6 +24,11 @@ class AzuriteObjectStoreIT extends ObjectStoreContractTest {
     }
 
     @Override
+    protected boolean rangedGetInDirectMemory() {
+        return true;
+    }
+
+    @Override
     protected void cleanUpStore() {
         try (ObjectStore s = TestStores.open(uri)) {
             StorePrefixes.empty(s);

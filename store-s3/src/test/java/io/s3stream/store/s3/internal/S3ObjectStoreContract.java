@@ -23,6 +23,11 @@ abstract class S3ObjectStoreContract extends ObjectStoreContractTest {
     }
 
     @Override
+    protected boolean rangedGetInDirectMemory() {
+        return true;
+    }
+
+    @Override
     protected void cleanUpStore() {
         try (ObjectStore s = TestStores.open(uri)) {
             StorePrefixes.empty(s);
