@@ -30,14 +30,15 @@ fi
 # shellcheck disable=SC2206 # SHELL_ARGS is meant to split
 shell_args+=(${SHELL_ARGS:-})
 GC_LOG="$RUN/gc.log"
-KAFKA_SHELL_JAVA_OPTS="${KAFKA_SHELL_JAVA_OPTS:-} -Xlog:gc:file=$GC_LOG:uptimemillis" start_shell "$RUN/shell" "${shell_args[@]}"
+KAFKA_SHELL_JAVA_OPTS="${KAFKA_SHELL_JAVA_OPTS:-} -Xlog:gc:file=$GC_LOG:timemillis" start_shell "$RUN/shell" "${shell_args[@]}"
 bs="127.0.0.1:$SHELL_PORT"
 create_topic "$bs" backlog
 log "writing the backlog ($BACKLOG_RECORDS x 1 KiB)"
 produce "$bs" backlog "$BACKLOG_RECORDS" -1 0 >/dev/null
 sleep 15 # let the shell upload the tail of the backlog
 
-# snapshot name: the produce latency histogram, the threads' scheduler counters, the JVM's uptime in ms
+# snapshot name: the produce latency histogram, the threads' scheduler counters, the time (ms since the epoch, as the
+# GC log's timemillis decoration)
 snapshot() {
   curl -fs "http://127.0.0.1:$METRICS_PORT/metrics" | grep 'kafka_request_latency_seconds_bucket{api="Produce"' \
     >"$RUN/$1.hist" || true
@@ -45,11 +46,9 @@ snapshot() {
   for t in /proc/"$SHELL_PID"/task/*; do
     printf '%s\t%s\n' "$(cat "$t/comm" 2>/dev/null)" "$(cat "$t/schedstat" 2>/dev/null)"
   done >"$RUN/$1.sched"
-  echo $(($(date +%s%3N) - SHELL_START_MS)) >"$RUN/$1.uptime"
+  date +%s%3N >"$RUN/$1.time"
 }
-SHELL_START_MS="$(($(date +%s%3N) - $(awk -v hz="$(getconf CLK_TCK)" -v up="$(cut -d' ' -f1 /proc/uptime)" \
-  '{ printf "%d", up * 1000 - $22 * 1000 / hz }' "/proc/$SHELL_PID/stat")))"
-report() { # phase round producer-result
+report() { # phase round
   python3 "$COMPARE/catch_up_anatomy.py" "$RUN" "$1-$2" "$GC_LOG" | while IFS= read -r line; do log "  $line"; done
 }
 
@@ -67,15 +66,13 @@ for ((round = 1; round <= ROUNDS; round++)); do
   sleep 3
   quiet
   create_topic "$bs" "live-during-$round"
-  passes="$RUN/passes-$round"; : >"$passes"; rm -f "$passes.stop"
-  ( while [ ! -e "$passes.stop" ]; do consume "$bs" backlog "$BACKLOG_RECORDS" >>"$passes" || break; done ) &
-  reader=$!
+  passes="$RUN/passes-$round"
+  start_passes "$bs" backlog "$BACKLOG_RECORDS" "$passes"
   sleep 2 # the first pass is past its group join and reading
   snapshot "during-$round.0"
   r="$(produce "$bs" "live-during-$round" "$n" "$RATE" $((RATE * 3)))"
   snapshot "during-$round.1"
-  touch "$passes.stop"
-  wait "$reader" || true
+  stop_passes "$passes"
   log "round $round during (load $LOAD): producer rec/s MB/s avg p50 p99 p99.9: $r; catch-up passes MB/s:" \
     "$(awk '{ printf "%s ", $1 }' "$passes")"
   report during "$round"

@@ -57,13 +57,11 @@ for ((round = 1; round <= ROUNDS; round++)); do
     sleep 3
     quiet; load="$LOAD"
     create_topic "$bs" "live-during-$round"
-    passes="$RUN/passes-$sys-$round"; : >"$passes"; rm -f "$passes.stop" # a stop file left by an earlier run
-    ( while [ ! -e "$passes.stop" ]; do consume "$bs" backlog "$BACKLOG_RECORDS" >>"$passes" || break; done ) &
-    reader=$!
+    passes="$RUN/passes-$sys-$round"
+    start_passes "$bs" backlog "$BACKLOG_RECORDS" "$passes"
     sleep 2 # the first pass is past its group join and reading
     r="$(produce "$bs" "live-during-$round" "$n" "$RATE" $((RATE * 3)))"
-    touch "$passes.stop"
-    wait "$reader" || true
+    stop_passes "$passes"
     cu="$(awk '{ print $1 }' "$passes" | sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "-" }')"
     printf '%s\t%s\tduring\t%s\t%s\t%s\n' "$round" "$sys" "$load" "$(echo "$r" | tr ' ' '\t')" "$cu" >>"$TSV"
     log "round $round $sys during (load $load): $r; catch-up passes MB/s: $(tr '\n' ' ' <"$passes")"

@@ -1,7 +1,7 @@
 """What kafka-shell saw of one catch-up-anatomy.sh run: catch_up_anatomy.py RUN_DIR NAME GC_LOG.
 
 Reads RUN_DIR/NAME.0.* and RUN_DIR/NAME.1.* (snapshots before and after the run) and prints three lines: the shell's
-produce latency percentiles (bucket upper bounds of the Prometheus histogram), its GC pauses between the two uptimes,
+produce latency percentiles (bucket upper bounds of the Prometheus histogram), its GC pauses between the two times,
 and the threads that waited longest for a core.
 """
 import collections
@@ -65,7 +65,7 @@ def main():
     run, name, gc_log = sys.argv[1:4]
     a, b = '%s/%s.0' % (run, name), '%s/%s.1' % (run, name)
     print(percentiles(histogram(a + '.hist'), histogram(b + '.hist')))
-    print(gc_pauses(gc_log, int(open(a + '.uptime').read()), int(open(b + '.uptime').read())))
+    print(gc_pauses(gc_log, int(open(a + '.time').read()), int(open(b + '.time').read())))
     print(waits(threads(a + '.sched'), threads(b + '.sched')))
 
 

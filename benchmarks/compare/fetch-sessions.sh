@@ -26,7 +26,6 @@ TSV="$RUN/fetch-sessions.tsv"
 printf 'round\tsystem\tload\tbroker_cpu_s\tconsumer_cpu_s\tp50_ms\tp99_ms\tconsume_s\n' >"$TSV"
 machine | tee "$RUN/machine.txt" >&2
 
-
 start_kafka "$RUN/kafka"
 KAFKA_PID="$(pgrep -f 'kafka\.Kafka ' | head -1)"
 start_shell "$RUN/shell"

@@ -257,6 +257,16 @@ consume() {
   printf '%s\n' "$out" | python3 "$COMPARE/parse_perf.py" consumer
 }
 
+# start_passes bootstrap topic records file: ConsumerPerformance reading the topic from the beginning, pass after pass
+# in the background (one "fetch_mb_per_s fetch_rec_per_s" line per pass in file) until stop_passes file.
+start_passes() {
+  local bs="$1" topic="$2" records="$3" file="$4"
+  : >"$file"; rm -f "$file.stop" # a stop file left by an earlier run
+  ( while [ ! -e "$file.stop" ]; do consume "$bs" "$topic" "$records" >>"$file" || break; done ) &
+  PASSES_PID=$!
+}
+stop_passes() { touch "$1.stop"; wait "$PASSES_PID" || true; }
+
 # CPU ticks (user + system, CLK_TCK per second) the process has used so far.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
