@@ -5,7 +5,8 @@
 #   - its own produce latency, dispatch to response (the kafka_request_latency histogram of metrics.port; bucket
 #     bounds, so "<= 5.6 ms" means between the bucket below and 5.6 ms);
 #   - its garbage-collection pauses in the run (from -Xlog:gc): count, total and longest, and the heap after the last;
-#   - the threads that waited longest for a core (run-queue delay from /proc/<pid>/task/*/schedstat), with their CPU.
+#   - the threads that waited longest for a core (run-queue delay from /proc/<pid>/task/*/schedstat), with their CPU;
+#   - the machine's CPU pressure: the share of the run in which some runnable task waited (/proc/pressure/cpu).
 #   STORE=minio benchmarks/compare/catch-up-anatomy.sh     # ROUNDS=2 BACKLOG_RECORDS=500000 RATE=2000 SECONDS_PER_RUN=20
 # STORE=file (default) reads the backlog from file:// objects; SHELL_ARGS and KAFKA_SHELL_JAVA_OPTS reach the shell.
 . "$(dirname "$0")/lib.sh"
@@ -47,6 +48,8 @@ snapshot() {
     printf '%s\t%s\n' "$(cat "$t/comm" 2>/dev/null)" "$(cat "$t/schedstat" 2>/dev/null)"
   done >"$RUN/$1.sched"
   date +%s%3N >"$RUN/$1.time"
+  # the machine's CPU pressure (PSI): microseconds in which some runnable task waited for a core
+  sed -n 's/^some .*total=//p' /proc/pressure/cpu >"$RUN/$1.psi" 2>/dev/null || true
 }
 report() { # phase round
   python3 "$COMPARE/catch_up_anatomy.py" "$RUN" "$1-$2" "$GC_LOG" | while IFS= read -r line; do log "  $line"; done

@@ -2,7 +2,8 @@
 
 Reads RUN_DIR/NAME.0.* and RUN_DIR/NAME.1.* (snapshots before and after the run) and prints three lines: the shell's
 produce latency percentiles (bucket upper bounds of the Prometheus histogram), its GC pauses between the two times,
-and the threads that waited longest for a core.
+the threads that waited longest for a core, and the machine's CPU pressure (PSI "some": the share of the run in which
+at least one runnable task waited for a core) when /proc/pressure/cpu exists.
 """
 import collections
 import re
@@ -61,12 +62,22 @@ def waits(before, after):
         '%s %d (%d)' % (name, wait / 1e6, cpu / 1e6) for name, cpu, wait in rows[:6])
 
 
+def pressure(a, b):
+    try:
+        stalled_us = int(open(b + '.psi').read()) - int(open(a + '.psi').read())
+    except (OSError, ValueError):
+        return 'CPU pressure: - (no /proc/pressure/cpu)'
+    elapsed_us = (int(open(b + '.time').read()) - int(open(a + '.time').read())) * 1000
+    return 'CPU pressure (some task waiting for a core): %.0f %% of the run' % (100.0 * stalled_us / elapsed_us)
+
+
 def main():
     run, name, gc_log = sys.argv[1:4]
     a, b = '%s/%s.0' % (run, name), '%s/%s.1' % (run, name)
     print(percentiles(histogram(a + '.hist'), histogram(b + '.hist')))
     print(gc_pauses(gc_log, int(open(a + '.time').read()), int(open(b + '.time').read())))
     print(waits(threads(a + '.sched'), threads(b + '.sched')))
+    print(pressure(a, b))
 
 
 if __name__ == '__main__':
