@@ -1,6 +1,6 @@
 """What kafka-shell saw of one catch-up-anatomy.sh run: catch_up_anatomy.py RUN_DIR NAME GC_LOG.
 
-Reads RUN_DIR/NAME.0.* and RUN_DIR/NAME.1.* (snapshots before and after the run) and prints three lines: the shell's
+Reads RUN_DIR/NAME.0.* and RUN_DIR/NAME.1.* (snapshots before and after the run) and prints four lines: the shell's
 produce latency percentiles (bucket upper bounds of the Prometheus histogram), its GC pauses between the two times,
 the threads that waited longest for a core, and the machine's CPU pressure (PSI "some": the share of the run in which
 at least one runnable task waited for a core) when /proc/pressure/cpu exists.
