@@ -62,22 +62,22 @@ def waits(before, after):
         '%s %d (%d)' % (name, wait / 1e6, cpu / 1e6) for name, cpu, wait in rows[:6])
 
 
-def pressure(a, b):
+def pressure(a, b, elapsed_ms):
     try:
         stalled_us = int(open(b + '.psi').read()) - int(open(a + '.psi').read())
     except (OSError, ValueError):
         return 'CPU pressure: - (no /proc/pressure/cpu)'
-    elapsed_us = (int(open(b + '.time').read()) - int(open(a + '.time').read())) * 1000
-    return 'CPU pressure (some task waiting for a core): %.0f %% of the run' % (100.0 * stalled_us / elapsed_us)
+    return 'CPU pressure (some task waiting for a core): %.0f %% of the run' % (stalled_us / (10.0 * elapsed_ms))
 
 
 def main():
     run, name, gc_log = sys.argv[1:4]
     a, b = '%s/%s.0' % (run, name), '%s/%s.1' % (run, name)
     print(percentiles(histogram(a + '.hist'), histogram(b + '.hist')))
-    print(gc_pauses(gc_log, int(open(a + '.time').read()), int(open(b + '.time').read())))
+    start_ms, end_ms = int(open(a + '.time').read()), int(open(b + '.time').read())
+    print(gc_pauses(gc_log, start_ms, end_ms))
     print(waits(threads(a + '.sched'), threads(b + '.sched')))
-    print(pressure(a, b))
+    print(pressure(a, b, end_ms - start_ms))
 
 
 if __name__ == '__main__':
