@@ -4,7 +4,9 @@ import io.netty.buffer.ByteBuf;
 
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
@@ -21,9 +23,18 @@ import java.util.function.Supplier;
  * queue here, not in the store layer, so they hold no store slot and no memory while waiting (the read-ahead bytes
  * are reserved in the block cache, which bounds the queue's length). Bandwidth is paced rather than metered: each
  * request moves a "next start" clock forward by its size over the rate, and starts when the clock allows.
+ *
+ * <p>A request whose start the clock defers is started by the throttle's own daemon thread, the <em>pacer</em>
+ * ({@value #PACER_THREAD}, created on the first deferred start), so the store request it issues (for S3: building and
+ * signing it) runs on a thread of the engine's, not on a pool an embedder shares, such as the common ForkJoin pool.
+ * After {@link #close()} nothing is deferred: requests start at once, and a store being closed fails them.
  */
-final class CatchUpThrottle {
+final class CatchUpThrottle implements AutoCloseable {
+    static final String PACER_THREAD = "s3stream-catch-up-pacer";
+
     private final int maxInFlight;
+    private final ScheduledExecutorService pacer = Executors.newSingleThreadScheduledExecutor(
+            r -> Thread.ofPlatform().daemon().name(PACER_THREAD).unstarted(r));
     private volatile long bytesPerSecond; // 0 or Long.MAX_VALUE: no limit
     private final LongAdder startedBytes = new LongAdder();
     private final ArrayDeque<Runnable> waiting = new ArrayDeque<>();
@@ -56,7 +67,7 @@ final class CatchUpThrottle {
      */
     <T> CompletableFuture<T> submit(int bytes, Supplier<CompletableFuture<T>> read, Consumer<? super T> discard) {
         CompletableFuture<T> result = new CompletableFuture<>();
-        Runnable start = () -> paced(bytes).execute(() -> run(read, result, discard));
+        Runnable start = () -> pace(bytes, () -> run(read, result, discard));
         boolean now;
         synchronized (this) {
             now = inFlight < maxInFlight;
@@ -93,20 +104,28 @@ final class CatchUpThrottle {
         return startedBytes.sum();
     }
 
-    private Executor paced(int bytes) {
+    /** Runs {@code start} (of a read of {@code bytes}) now, or on the pacer once the bandwidth clock allows. */
+    private void pace(int bytes, Runnable start) {
         startedBytes.add(bytes);
         long rate = bytesPerSecond;
-        if (rate <= 0 || rate == Long.MAX_VALUE) {
-            return Runnable::run;
+        long delayNanos = 0;
+        if (rate > 0 && rate != Long.MAX_VALUE) {
+            synchronized (this) {
+                long now = System.nanoTime();
+                long startAt = Math.max(now, nextStartNanos);
+                nextStartNanos = startAt + (long) (bytes * 1e9 / rate);
+                delayNanos = startAt - now;
+            }
         }
-        long delayNanos;
-        synchronized (this) {
-            long now = System.nanoTime();
-            long startAt = Math.max(now, nextStartNanos);
-            nextStartNanos = startAt + (long) (bytes * 1e9 / rate);
-            delayNanos = startAt - now;
+        if (delayNanos > 0) {
+            try {
+                pacer.schedule(start, delayNanos, TimeUnit.NANOSECONDS);
+                return;
+            } catch (RejectedExecutionException closed) {
+                // closed: start now
+            }
         }
-        return delayNanos <= 0 ? Runnable::run : CompletableFuture.delayedExecutor(delayNanos, TimeUnit.NANOSECONDS);
+        start.run();
     }
 
     private <T> void run(Supplier<CompletableFuture<T>> read, CompletableFuture<T> result,
@@ -134,5 +153,14 @@ final class CatchUpThrottle {
                 discard.accept(value);
             }
         });
+    }
+
+    /**
+     * Stops the pacer: reads it holds still start when due, later ones start at once. Reads in flight are not
+     * waited for.
+     */
+    @Override
+    public void close() {
+        pacer.shutdown();
     }
 }

@@ -455,6 +455,7 @@ public final class StorageEngine implements AutoCloseable {
             blockCache.close();
             metadata.close();
             objects.close();
+            catchUp.close();
         }
     }
 
@@ -475,6 +476,7 @@ public final class StorageEngine implements AutoCloseable {
         blockCache.close();
         metadata.close();
         objects.close();
+        catchUp.close();
     }
 
     /**

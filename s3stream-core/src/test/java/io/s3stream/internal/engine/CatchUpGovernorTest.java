@@ -3,6 +3,7 @@ package io.s3stream.internal.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.Unpooled;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.CompletableFuture;
@@ -15,6 +16,11 @@ class CatchUpGovernorTest {
     private final AtomicLong appends = new AtomicLong();
     private double load;
     private final CatchUpThrottle throttle = new CatchUpThrottle(1_000, 0);
+
+    @AfterEach
+    void closeThrottle() {
+        throttle.close();
+    }
 
     /** A catch-up read of {@code bytes} during the coming tick (counted when submitted, run when paced). */
     private void read(long bytes) {
