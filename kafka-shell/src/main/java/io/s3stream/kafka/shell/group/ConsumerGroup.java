@@ -4,6 +4,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -12,6 +13,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.SortedMap;
+import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Predicate;
@@ -40,8 +42,14 @@ final class ConsumerGroup {
         /** Partition count of {@code topic}, or -1 when it does not exist. */
         int partitions(String topic);
 
-        /** Every topic's name (for regular-expression subscriptions). */
+        /** Every topic's name (for regular-expression subscriptions): an unmodifiable snapshot. */
         Set<String> names();
+
+        /**
+         * A number that moves on whenever a topic is created or deleted, read before {@link #names()}: members keep
+         * what their regular expression matched until it moves, so a heartbeat does not match every topic again.
+         */
+        long namesVersion();
     }
 
     static final class Member {
@@ -53,14 +61,27 @@ final class ConsumerGroup {
         String clientId;
         String clientHost;
         int rebalanceTimeoutMs;
+        /** The topic names the member subscribes to; set with {@link #subscribe(List)}. */
         List<String> subscribedTopicNames = List.of();
+        /** The member's regular expression, or null; set with {@link #subscribe(String)}. */
         String subscribedTopicRegex;
-        /** {@link #subscribedTopicRegex} compiled once, when it is set (it is matched at every heartbeat). */
-        Pattern subscribedPattern;
+        /** {@link #subscribedTopicRegex} compiled once, when it is set. */
+        private Pattern subscribedPattern;
+        /** The topics {@link #subscribedPattern} matched at {@link #matchedVersion} of the names; null: not yet. */
+        private List<String> matched;
+        private long matchedVersion;
         /** Whether the member's principal may describe a topic (from its last heartbeat); null: every topic. */
         private Predicate<String> mayDescribe;
         /** {@link #mayDescribe}'s answers since the member's last heartbeat: other members' heartbeats reuse them. */
         private final Map<String, Boolean> describable = new HashMap<>();
+        /**
+         * The subscription resolved against the topics at {@link #resolvedVersion} of their names (unmodifiable);
+         * resolved again when the names moved or {@link #stale}, and kept as the same instance when that changes
+         * nothing, which is how the group knows its members' subscriptions did not change ({@link #subscribed}).
+         */
+        private Set<String> resolved;
+        private long resolvedVersion;
+        private boolean stale = true;
         /** Partitions the member may use now. */
         final Set<TopicPartition> assigned = new TreeSet<>(ServerAssignors.ORDER);
         /** Partitions the member was asked to give up and has not yet confirmed giving up. */
@@ -77,9 +98,22 @@ final class ConsumerGroup {
             this.memberId = memberId;
         }
 
-        /** The member's subscription resolved against the existing topics. */
+        /** The member's subscription resolved against the existing topics: an unmodifiable sorted set. */
         Set<String> subscribedTopics(Topics topics) {
-            Set<String> out = new TreeSet<>();
+            long version = topics.namesVersion();
+            if (stale || resolved == null || resolvedVersion != version) {
+                SortedSet<String> fresh = resolve(topics);
+                if (!fresh.equals(resolved)) {
+                    resolved = Collections.unmodifiableSortedSet(fresh);
+                }
+                resolvedVersion = version;
+                stale = false;
+            }
+            return resolved;
+        }
+
+        private SortedSet<String> resolve(Topics topics) {
+            SortedSet<String> out = new TreeSet<>();
             for (String t : subscribedTopicNames) {
                 if (topics.partitions(t) >= 0) {
                     out.add(t);
@@ -87,9 +121,8 @@ final class ConsumerGroup {
             }
             if (subscribedPattern != null) {
                 // As Kafka, a regular expression matches only topics the member may describe.
-                for (String t : topics.names()) {
-                    if (!t.startsWith("__") && subscribedPattern.matcher(t).matches()
-                            && (mayDescribe == null || describable.computeIfAbsent(t, mayDescribe::test))) {
+                for (String t : matched(topics)) {
+                    if (mayDescribe == null || describable.computeIfAbsent(t, mayDescribe::test)) {
                         out.add(t);
                     }
                 }
@@ -97,8 +130,41 @@ final class ConsumerGroup {
             return out;
         }
 
+        /** The topics the member's regular expression matches, matched again only when a topic came or went. */
+        private List<String> matched(Topics topics) {
+            long version = topics.namesVersion();
+            if (matched == null || matchedVersion != version) {
+                List<String> found = new ArrayList<>();
+                for (String t : topics.names()) {
+                    if (!t.startsWith("__") && subscribedPattern.matcher(t).matches()) {
+                        found.add(t);
+                    }
+                }
+                matched = found;
+                matchedVersion = version;
+            }
+            return matched;
+        }
+
+        /** Sets the topic names the member subscribes to. */
+        void subscribe(List<String> names) {
+            subscribedTopicNames = List.copyOf(names);
+            stale = true;
+        }
+
+        /** Sets the member's regular expression, or none (null); a valid one. */
+        void subscribe(String regex) {
+            subscribedTopicRegex = regex;
+            subscribedPattern = regex == null ? null : Pattern.compile(regex);
+            matched = null;
+            stale = true;
+        }
+
         /** The member's principal's topic visibility, from a heartbeat: an ACL change shows at the next one. */
         void mayDescribe(Predicate<String> mayDescribe) {
+            if (mayDescribe != null || this.mayDescribe != null) {
+                stale = true; // asked again at this heartbeat; without an authorizer there is nothing to ask
+            }
             this.mayDescribe = mayDescribe;
             describable.clear();
         }
@@ -138,6 +204,9 @@ final class ConsumerGroup {
     private Map<String, Set<TopicPartition>> target = Map.of();
     /** Partition counts of the subscribed topics that the target was computed from. */
     private Map<String, Integer> targetMetadata = Map.of();
+    /** {@link #subscribed}'s union, and the members' resolved subscriptions it was built from, in member order. */
+    private Set<String> union = Set.of();
+    private List<Set<String>> unionSources = List.of();
 
     ConsumerGroup(String groupId) {
         this.groupId = groupId;
@@ -165,9 +234,29 @@ final class ConsumerGroup {
 
     /** Every topic some member subscribes to, for OffsetDelete's GROUP_SUBSCRIBED_TO_TOPIC. */
     Set<String> subscribedTopics(Topics topics) {
-        Set<String> out = new HashSet<>();
-        members.values().forEach(m -> out.addAll(m.subscribedTopics(topics)));
-        return out;
+        return subscribed(topics);
+    }
+
+    /**
+     * The union of the members' subscriptions (unmodifiable), built again only when a member's resolved subscription
+     * is another set than the one it was built from, or members came or went: a heartbeat then costs one pass over
+     * the members, not over every member's topics.
+     */
+    private Set<String> subscribed(Topics topics) {
+        List<Set<String>> sources = new ArrayList<>(members.size());
+        boolean same = unionSources.size() == members.size();
+        for (Member m : members.values()) {
+            Set<String> s = m.subscribedTopics(topics);
+            same = same && s == unionSources.get(sources.size());
+            sources.add(s);
+        }
+        if (!same) {
+            SortedSet<String> u = new TreeSet<>();
+            sources.forEach(u::addAll);
+            union = Collections.unmodifiableSortedSet(u);
+            unionSources = sources;
+        }
+        return union;
     }
 
     Reply heartbeat(Heartbeat hb, Topics topics, long nowMs) {
@@ -232,14 +321,13 @@ final class ConsumerGroup {
             m.rebalanceTimeoutMs = hb.rebalanceTimeoutMs();
         }
         if (hb.subscribedTopicNames() != null && !hb.subscribedTopicNames().equals(m.subscribedTopicNames)) {
-            m.subscribedTopicNames = List.copyOf(hb.subscribedTopicNames());
+            m.subscribe(hb.subscribedTopicNames());
             groupEpoch++;
         }
         String regex = hb.subscribedTopicRegex() == null ? m.subscribedTopicRegex
                 : hb.subscribedTopicRegex().isEmpty() ? null : hb.subscribedTopicRegex();
         if (!Objects.equals(regex, m.subscribedTopicRegex)) {
-            m.subscribedTopicRegex = regex;
-            m.subscribedPattern = regex == null ? null : Pattern.compile(regex); // validated above
+            m.subscribe(regex); // validated above
             groupEpoch++;
         }
         if (hb.serverAssignor() != null && !hb.serverAssignor().equals(assignor)) {
@@ -272,10 +360,8 @@ final class ConsumerGroup {
     /** Partition counts of every topic some member subscribes to. */
     private Map<String, Integer> metadata(Topics topics) {
         Map<String, Integer> out = new TreeMap<>();
-        for (Member m : members.values()) {
-            for (String t : m.subscribedTopics(topics)) {
-                out.put(t, topics.partitions(t));
-            }
+        for (String t : subscribed(topics)) {
+            out.put(t, topics.partitions(t));
         }
         return out;
     }
@@ -426,7 +512,7 @@ final class ConsumerGroup {
             m.classicProtocol = protocolName;
             m.epoch = generation;
             m.previousEpoch = generation;
-            m.subscribedTopicNames = List.copyOf(org.apache.kafka.clients.consumer.internals.ConsumerProtocol
+            m.subscribe(org.apache.kafka.clients.consumer.internals.ConsumerProtocol
                     .deserializeSubscription(java.nio.ByteBuffer.wrap(e.getValue())).topics());
             byte[] a = assignments.get(e.getKey());
             if (a != null && a.length > 0) {

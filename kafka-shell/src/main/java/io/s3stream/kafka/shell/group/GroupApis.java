@@ -574,9 +574,12 @@ public final class GroupApis implements ApiFamily {
 
             @Override
             public Set<String> names() {
-                Set<String> out = new java.util.TreeSet<>();
-                topics.all().forEach(t -> out.add(t.name()));
-                return out;
+                return topics.names().names();
+            }
+
+            @Override
+            public long namesVersion() {
+                return topics.names().version();
             }
         };
     }

@@ -106,6 +106,11 @@ public final class GroupCoordinator implements AutoCloseable {
         public Set<String> names() {
             return Set.of();
         }
+
+        @Override
+        public long namesVersion() {
+            return 0;
+        }
     };
     private final Map<String, Map<TopicPartition, Committed>> offsets = new HashMap<>();
 

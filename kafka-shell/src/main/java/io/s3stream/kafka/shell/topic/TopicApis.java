@@ -171,7 +171,7 @@ public final class TopicApis implements ApiFamily {
                 problem = "Topic '" + ct.name() + "' already exists.";
             } else {
                 try {
-                    TopicRegistry.validateName(ct.name());
+                    TopicMap.validateName(ct.name());
                     TopicConfigs.validate(configs);
                 } catch (RuntimeException e) {
                     error = Errors.forException(e);

@@ -134,7 +134,7 @@ public final class TopicRegistry {
     private final KeyValues kv;
     private final Executor blocking;
     private final int nodeId;
-    private final ConcurrentHashMap<String, Topic> topics = new ConcurrentHashMap<>();
+    private final TopicMap topics = new TopicMap();
     private final ConcurrentHashMap<String, CompletableFuture<Topic>> creating = new ConcurrentHashMap<>();
     private final java.util.Set<String> deleting = ConcurrentHashMap.newKeySet();
     private volatile SortedMap<Integer, String> brokers = new TreeMap<>();
@@ -250,14 +250,12 @@ public final class TopicRegistry {
     }
 
     public Collection<Topic> all() {
-        return new TreeMap<>(topics).values();
+        return topics.sorted().values();
     }
 
-    static void validateName(String name) {
-        if (name == null || name.isEmpty() || name.length() > 249 || name.equals(".") || name.equals("..")
-                || !name.matches("[a-zA-Z0-9._-]+")) {
-            throw new InvalidTopicException("Topic name '" + name + "' is illegal: use up to 249 of [a-zA-Z0-9._-]");
-        }
+    /** Every topic's name, with a version that moves whenever a name is added or removed ({@link TopicMap}). */
+    public TopicMap.Names names() {
+        return topics.names();
     }
 
     // ---------------------------------------------------------------- reconcile
@@ -557,7 +555,7 @@ public final class TopicRegistry {
     /** Creates a topic with {@code partitions} streams, led by this shell; fails with TopicExistsException if it exists. */
     public CompletableFuture<Topic> create(String name, int partitions, Map<String, String> configs) {
         try {
-            validateName(name);
+            TopicMap.validateName(name);
         } catch (InvalidTopicException e) {
             return CompletableFuture.failedFuture(e);
         }

@@ -39,7 +39,7 @@ class ConsumerGroupTest {
         }
     }
 
-    static final class Cluster implements ConsumerGroup.Topics {
+    static class Cluster implements ConsumerGroup.Topics {
         final Map<String, Integer> partitions = new TreeMap<>();
 
         @Override
@@ -47,9 +47,22 @@ class ConsumerGroupTest {
             return partitions.getOrDefault(topic, -1);
         }
 
+        private Set<String> lastNames = Set.of();
+        private long namesVersion;
+
         @Override
         public Set<String> names() {
-            return partitions.keySet();
+            return Set.copyOf(partitions.keySet());
+        }
+
+        /** Moves on whenever the names differ from the last call's, as the registry's version does. */
+        @Override
+        public long namesVersion() {
+            if (!partitions.keySet().equals(lastNames)) {
+                lastNames = Set.copyOf(partitions.keySet());
+                namesVersion++;
+            }
+            return namesVersion;
         }
     }
 
@@ -240,5 +253,153 @@ class ConsumerGroupTest {
         beat.run();
         assertThat(g.groupEpoch).isGreaterThan(before);
         assertThat(owned).contains(new TopicPartition("ordinals", 0)).hasSize(3);
+    }
+
+    /** A cluster that counts how often the group asks it for every name. */
+    static final class CountingCluster extends Cluster {
+        int namesCalls;
+
+        @Override
+        public Set<String> names() {
+            namesCalls++;
+            return super.names();
+        }
+    }
+
+    @Test
+    void aRegularExpressionIsMatchedAgainOnlyWhenATopicComesOrGoes() {
+        CountingCluster cluster = new CountingCluster();
+        for (int i = 0; i < 20; i++) {
+            cluster.partitions.put("logs-" + i, 1);
+            cluster.partitions.put("metrics-" + i, 1);
+        }
+        ConsumerGroup g = new ConsumerGroup("g");
+        List<Client> members = new ArrayList<>();
+        long now = 0;
+        for (int i = 0; i < 5; i++) {
+            Client c = new Client("m" + i, null);
+            members.add(c);
+            regexBeat(g, cluster, c, "logs-.*", now);
+        }
+        for (int round = 0; round < 5; round++) {
+            for (Client c : members) {
+                regexBeat(g, cluster, c, null, now += 10);
+            }
+        }
+        assertThat(g.subscribedTopics(cluster)).hasSize(20).allMatch(t -> t.startsWith("logs-"));
+        int calls = cluster.namesCalls;
+        for (int round = 0; round < 10; round++) {
+            for (Client c : members) {
+                regexBeat(g, cluster, c, null, now += 10);
+            }
+        }
+        assertThat(cluster.namesCalls).as("steady heartbeats match nothing again").isEqualTo(calls);
+
+        cluster.partitions.put("logs-new", 3);
+        cluster.partitions.remove("logs-0");
+        for (int round = 0; round < 5; round++) {
+            for (Client c : members) {
+                regexBeat(g, cluster, c, null, now += 10);
+            }
+        }
+        assertThat(cluster.namesCalls - calls).as("one match per member after the change").isEqualTo(members.size());
+        assertThat(g.subscribedTopics(cluster)).contains("logs-new").doesNotContain("logs-0").hasSize(20);
+        Set<TopicPartition> owned = new HashSet<>();
+        members.forEach(c -> owned.addAll(c.owned));
+        assertThat(owned).contains(new TopicPartition("logs-new", 2)).noneMatch(tp -> tp.topic().equals("logs-0"))
+                .hasSize(22);
+    }
+
+    /** A heartbeat of a member subscribed by regular expression ({@code regex} when it joins or changes it). */
+    private static void regexBeat(ConsumerGroup g, Cluster cluster, Client c, String regex, long now) {
+        ConsumerGroup.Reply r = g.heartbeat(new ConsumerGroup.Heartbeat(c.id, c.epoch, null, null, 60_000,
+                c.epoch == 0 ? List.of() : null, regex, null, Set.copyOf(c.owned), "client", "host", 45_000),
+                cluster, now);
+        assertThat(r.error()).as(r.message()).isEqualTo(Errors.NONE);
+        c.epoch = r.memberEpoch();
+        if (r.assignment() != null) {
+            c.owned = new TreeSet<>(ServerAssignors.ORDER);
+            c.owned.addAll(r.assignment());
+        }
+    }
+
+    /**
+     * The group's cached resolutions never go stale: over seeded random topic creations and deletions, partition
+     * growth, members joining, leaving and changing between names and regular expressions, the group's subscribed
+     * topics and target always equal what the members' subscriptions resolve to against the cluster at that moment.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
+    void cachedSubscriptionsFollowEveryChange(long seed) {
+        Random r = new Random(seed);
+        Cluster cluster = new Cluster();
+        String[] pool = {"a-1", "a-2", "a-3", "b-1", "b-2", "c-1", "__internal-a"};
+        String[] regexes = {"a-.*", "b-.*", ".*-1", "c-.*|a-1", ".*"};
+        cluster.partitions.put("a-1", 2);
+        ConsumerGroup g = new ConsumerGroup("g");
+        Map<String, Client> clients = new TreeMap<>();
+        Map<String, String> regexOf = new HashMap<>();
+        long now = 0;
+        int next = 0;
+        for (int step = 0; step < 400; step++) {
+            now += 10;
+            int k = r.nextInt(12);
+            String topic = pool[r.nextInt(pool.length)];
+            if (k == 0 || clients.isEmpty()) {
+                Client c = new Client("m" + next++, List.of());
+                clients.put(c.id, c);
+                if (r.nextBoolean()) {
+                    c.topics = List.of(pool[r.nextInt(pool.length)], pool[r.nextInt(pool.length)]);
+                    beat(g, cluster, c, true, now);
+                } else {
+                    regexOf.put(c.id, regexes[r.nextInt(regexes.length)]);
+                    regexBeat(g, cluster, c, regexOf.get(c.id), now);
+                }
+            } else if (k == 1 && clients.size() > 1) {
+                Client c = new ArrayList<>(clients.values()).get(r.nextInt(clients.size()));
+                c.epoch = -1;
+                beat(g, cluster, c, false, now);
+                clients.remove(c.id);
+                regexOf.remove(c.id);
+            } else if (k == 2) {
+                Client c = new ArrayList<>(clients.values()).get(r.nextInt(clients.size()));
+                if (regexOf.containsKey(c.id)) {
+                    regexOf.put(c.id, regexes[r.nextInt(regexes.length)]);
+                    regexBeat(g, cluster, c, regexOf.get(c.id), now);
+                } else {
+                    c.topics = List.of(pool[r.nextInt(pool.length)]);
+                    beat(g, cluster, c, true, now);
+                }
+            } else if (k == 3) {
+                cluster.partitions.putIfAbsent(topic, 1 + r.nextInt(3));
+            } else if (k == 4) {
+                cluster.partitions.remove(topic);
+            } else if (k == 5) {
+                cluster.partitions.computeIfPresent(topic, (t, n) -> n + 1);
+            } else {
+                Client c = new ArrayList<>(clients.values()).get(r.nextInt(clients.size()));
+                if (regexOf.containsKey(c.id)) {
+                    regexBeat(g, cluster, c, null, now);
+                } else {
+                    beat(g, cluster, c, false, now);
+                }
+                Set<String> expected = new TreeSet<>();
+                for (Client m : clients.values()) {
+                    String regex = regexOf.get(m.id);
+                    for (String t : cluster.partitions.keySet()) {
+                        boolean byRegex = regex != null && !t.startsWith("__") && t.matches(regex);
+                        if (byRegex || regex == null && m.topics.contains(t)) {
+                            expected.add(t);
+                        }
+                    }
+                }
+                assertThat(g.subscribedTopics(cluster)).as("step %d", step).isEqualTo(expected);
+                for (TopicPartition tp : g.targetOf(c.id)) {
+                    assertThat(cluster.partitions(tp.topic())).as("step %d: %s exists", step, tp)
+                            .isGreaterThan(tp.partition());
+                }
+            }
+            assertNoPartitionHeldTwice(g, clients);
+        }
     }
 }

@@ -1,0 +1,87 @@
+package io.s3stream.kafka.shell.topic;
+
+import io.s3stream.kafka.shell.topic.TopicRegistry.Topic;
+import org.apache.kafka.common.errors.InvalidTopicException;
+
+import java.util.Collection;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The registry's topics by name, with a version of the <em>set of names</em>: it moves on whenever a name is added or
+ * removed (not when a topic is altered or grows), after the change, so a reader that takes the version and then the
+ * names never keeps names older than the version it took. Views that derive something from the names alone (a
+ * consumer group resolving its members' regular expressions) keep it until the version moves.
+ */
+public final class TopicMap {
+    private final ConcurrentHashMap<String, Topic> byName = new ConcurrentHashMap<>();
+    private final AtomicLong namesVersion = new AtomicLong();
+    private volatile Names names = new Names(0, Set.of());
+
+    /** The set of topic names at some version: an unmodifiable snapshot, shared by every reader of that version. */
+    public record Names(long version, Set<String> names) {
+    }
+
+    /** Refuses a name Kafka refuses: empty, "." or "..", over 249 characters, or other than [a-zA-Z0-9._-]. */
+    static void validateName(String name) {
+        if (name == null || name.isEmpty() || name.length() > 249 || name.equals(".") || name.equals("..")
+                || !name.matches("[a-zA-Z0-9._-]+")) {
+            throw new InvalidTopicException("Topic name '" + name + "' is illegal: use up to 249 of [a-zA-Z0-9._-]");
+        }
+    }
+
+    Topic get(String name) {
+        return byName.get(name);
+    }
+
+    boolean containsKey(String name) {
+        return byName.containsKey(name);
+    }
+
+    void put(String name, Topic topic) {
+        if (byName.put(name, topic) == null) {
+            namesVersion.incrementAndGet();
+        }
+    }
+
+    void putIfAbsent(String name, Topic topic) {
+        if (byName.putIfAbsent(name, topic) == null) {
+            namesVersion.incrementAndGet();
+        }
+    }
+
+    Topic remove(String name) {
+        Topic removed = byName.remove(name);
+        if (removed != null) {
+            namesVersion.incrementAndGet();
+        }
+        return removed;
+    }
+
+    Set<String> keySet() {
+        return byName.keySet();
+    }
+
+    Collection<Topic> values() {
+        return byName.values();
+    }
+
+    SortedMap<String, Topic> sorted() {
+        return new TreeMap<>(byName);
+    }
+
+    /** The names now, rebuilt only when the version moved since the last call. */
+    Names names() {
+        Names cached = names;
+        long version = namesVersion.get();
+        if (cached.version() == version) {
+            return cached;
+        }
+        Names fresh = new Names(version, Set.copyOf(byName.keySet()));
+        names = fresh; // a racing reader may store an older snapshot: the next call sees its version and rebuilds
+        return fresh;
+    }
+}
