@@ -44,6 +44,8 @@ class JmhSmokeTest {
                 .param("skew", "1.2")
                 .param("store", "shm")
                 .param("records", "128")
+                .param("members", "10")
+                .param("subscription", "regex")
                 .build();
         Collection<RunResult> results = new Runner(options).run();
 
