@@ -1,6 +1,7 @@
 package io.s3stream.kafka.shell.topic;
 
 import io.s3stream.kafka.shell.topic.TopicRegistry.Topic;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidTopicException;
 
 import java.util.Collection;
@@ -11,13 +12,18 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The registry's topics by name, with a version of the <em>set of names</em>: it moves on whenever a name is added or
- * removed (not when a topic is altered or grows), after the change, so a reader that takes the version and then the
- * names never keeps names older than the version it took. Views that derive something from the names alone (a
- * consumer group resolving its members' regular expressions) keep it until the version moves.
+ * The registry's topics by name and by id, with a version of the <em>set of names</em>: it moves on whenever a name is
+ * added or removed (not when a topic is altered or grows), after the change, so a reader that takes the version and
+ * then the names never keeps names older than the version it took. Views that derive something from the names alone
+ * (a consumer group resolving its members' regular expressions) keep it until the version moves.
+ *
+ * <p>Changes are serialized (they are rare: a topic created, grown, altered or deleted); reads take no lock. The name
+ * map is the truth and the id index follows it within each change, so a lookup by id is checked against the name map
+ * and answers what the name map holds, or nothing while a change is half made.
  */
 public final class TopicMap {
     private final ConcurrentHashMap<String, Topic> byName = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Uuid, Topic> byId = new ConcurrentHashMap<>();
     private final AtomicLong namesVersion = new AtomicLong();
     private volatile Names names = new Names(0, Set.of());
 
@@ -41,21 +47,34 @@ public final class TopicMap {
         return byName.containsKey(name);
     }
 
-    void put(String name, Topic topic) {
-        if (byName.put(name, topic) == null) {
+    /** The topic of id {@code id} now, or null. */
+    Topic byId(Uuid id) {
+        Topic indexed = byId.get(id);
+        Topic current = indexed == null ? null : byName.get(indexed.name());
+        return current != null && current.id().equals(id) ? current : null;
+    }
+
+    synchronized void put(String name, Topic topic) {
+        Topic previous = byName.put(name, topic);
+        byId.put(topic.id(), topic);
+        if (previous == null) {
             namesVersion.incrementAndGet();
+        } else if (!previous.id().equals(topic.id())) {
+            byId.remove(previous.id(), previous);
         }
     }
 
-    void putIfAbsent(String name, Topic topic) {
+    synchronized void putIfAbsent(String name, Topic topic) {
         if (byName.putIfAbsent(name, topic) == null) {
+            byId.put(topic.id(), topic);
             namesVersion.incrementAndGet();
         }
     }
 
-    Topic remove(String name) {
+    synchronized Topic remove(String name) {
         Topic removed = byName.remove(name);
         if (removed != null) {
+            byId.remove(removed.id(), removed);
             namesVersion.incrementAndGet();
         }
         return removed;

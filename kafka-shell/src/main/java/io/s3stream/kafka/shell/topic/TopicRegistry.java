@@ -241,12 +241,7 @@ public final class TopicRegistry {
     }
 
     public Topic byId(Uuid id) {
-        for (Topic t : topics.values()) {
-            if (t.id().equals(id)) {
-                return t;
-            }
-        }
-        return null;
+        return topics.byId(id);
     }
 
     public Collection<Topic> all() {

@@ -9,12 +9,15 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 
 class TopicMapTest {
     private static Topic topic(String name, int partitions) {
-        List<Slot> slots = new java.util.ArrayList<>();
+        List<Slot> slots = new ArrayList<>();
         for (int i = 0; i < partitions; i++) {
             slots.add(new Slot(i, 100 + i));
         }
@@ -62,5 +65,77 @@ class TopicMapTest {
         }
         TopicMap.validateName("orders.v2_eu-1");
         TopicMap.validateName("x".repeat(249));
+    }
+
+    @Test
+    void byIdFindsTheTopicNowUnderItsIdAndNothingForAnOldOne() {
+        TopicMap map = new TopicMap();
+        Topic a = topic("a", 1);
+        map.put("a", a);
+        assertThat(map.byId(a.id())).isSameAs(a);
+
+        Topic grown = new Topic("a", a.id(), List.of(new Slot(0, 100), new Slot(1, 101)), Map.of(), () -> true);
+        map.put("a", grown);
+        assertThat(map.byId(a.id())).isSameAs(grown);
+
+        Topic recreated = topic("a", 1); // deleted and created again elsewhere: a new id under the same name
+        map.put("a", recreated);
+        assertThat(map.byId(a.id())).isNull();
+        assertThat(map.byId(recreated.id())).isSameAs(recreated);
+
+        map.remove("a");
+        assertThat(map.byId(recreated.id())).isNull();
+        map.putIfAbsent("a", recreated); // a failed delete puts it back
+        assertThat(map.byId(recreated.id())).isSameAs(recreated);
+        assertThat(map.byId(Uuid.randomUuid())).isNull();
+    }
+
+    @Test
+    void concurrentChangesLeaveTheIdIndexExactlyTheNameMap() throws Exception {
+        TopicMap map = new TopicMap();
+        int threads = 4;
+        List<Thread> writers = new ArrayList<>();
+        ConcurrentHashMap<Uuid, Boolean> everSeen = new ConcurrentHashMap<>();
+        for (int w = 0; w < threads; w++) {
+            long seed = w;
+            writers.add(Thread.ofPlatform().start(() -> {
+                Random r = new Random(seed);
+                for (int i = 0; i < 20_000; i++) {
+                    String name = "t" + r.nextInt(8);
+                    int op = r.nextInt(4);
+                    if (op == 0) {
+                        map.remove(name);
+                    } else if (op == 1) {
+                        Topic t = topic(name, 1);
+                        everSeen.put(t.id(), true);
+                        map.putIfAbsent(name, t);
+                    } else {
+                        Topic now = map.get(name);
+                        Topic t = now != null && op == 2
+                                ? new Topic(name, now.id(), now.slots(), Map.of("n", "" + i), () -> true)
+                                : topic(name, 1);
+                        everSeen.put(t.id(), true);
+                        map.put(name, t);
+                    }
+                    Topic current = map.get(name);
+                    Topic found = map.byId(current == null ? Uuid.ZERO_UUID : current.id());
+                    if (found != null) {
+                        assertThat(found.name()).isEqualTo(name);
+                    }
+                }
+            }));
+        }
+        for (Thread t : writers) {
+            t.join();
+        }
+        for (Uuid id : everSeen.keySet()) {
+            Topic found = map.byId(id);
+            if (found != null) {
+                assertThat(map.get(found.name())).isSameAs(found);
+            }
+        }
+        for (String name : map.keySet()) {
+            assertThat(map.byId(map.get(name).id())).as(name).isSameAs(map.get(name));
+        }
     }
 }
