@@ -2,6 +2,7 @@ package io.s3stream.kafka.shell;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -32,7 +33,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The consumer group protocol of KIP-848 ({@code group.protocol=consumer}) with the Java consumer: a member joins and
  * gets every partition from the server-side assignor, a second member joins and the partitions split without any
  * partition owned twice, commits are accepted with the member epoch, a member leaving hands its partitions back,
- * a regular-expression subscription follows new topics, and Admin and the CLI see the group.
+ * a regular-expression subscription follows new topics, a topic that grows has its new partitions assigned, and Admin
+ * and the CLI see the group.
  */
 @Timeout(120)
 class ConsumerGroupProtocolTest {
@@ -152,6 +154,29 @@ class ConsumerGroupProtocolTest {
                 ConsumerGroupDescription d = admin.describeConsumerGroups(List.of("g848-re")).all().get()
                         .get("g848-re");
                 assertThat(d.partitionAssignor()).isEqualTo("range");
+            }
+        }
+    }
+
+    @Test
+    void aTopicThatGrowsHasItsNewPartitionsAssigned() throws Exception {
+        // The coordinator keeps the partition counts its target was computed from until the registry's layout version
+        // moves: CreatePartitions must move it, or the new partitions are never assigned.
+        try (ShellFixture fx = new ShellFixture(FAST); Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic("grows", 2, (short) 1))).all().get();
+            Owned one = new Owned();
+            Owned two = new Owned();
+            try (KafkaConsumer<String, String> a = consumer(fx, "g848-grow", Map.of());
+                 KafkaConsumer<String, String> b = consumer(fx, "g848-grow", Map.of())) {
+                a.subscribe(List.of("grows"), one);
+                b.subscribe(List.of("grows"), two);
+                pollUntil(() -> one.now.size() + two.now.size() == 2, List.of(a, b));
+                admin.createPartitions(Map.of("grows", NewPartitions.increaseTo(5))).all().get();
+                pollUntil(() -> one.now.size() + two.now.size() == 5 && !one.now.isEmpty() && !two.now.isEmpty(),
+                        List.of(a, b));
+                Set<TopicPartition> all = new HashSet<>(one.now);
+                all.addAll(two.now);
+                assertThat(all).hasSize(5).contains(new TopicPartition("grows", 4));
             }
         }
     }

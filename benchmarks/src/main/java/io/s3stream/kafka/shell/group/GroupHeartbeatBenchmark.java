@@ -80,7 +80,12 @@ public class GroupHeartbeatBenchmark {
                 return names;
             }
 
-            // no @Override: the same source measures a ConsumerGroup from before the names had a version
+            // No @Override on either version: the same source measures the ConsumerGroup of before the topics had a
+            // version, of cf2ad7b (a version of the names, namesVersion) and of after (layoutVersion).
+            public long layoutVersion() {
+                return 1;
+            }
+
             public long namesVersion() {
                 return 1;
             }

@@ -46,10 +46,12 @@ final class ConsumerGroup {
         Set<String> names();
 
         /**
-         * A number that moves on whenever a topic is created or deleted, read before {@link #names()}: members keep
-         * what their regular expression matched until it moves, so a heartbeat does not match every topic again.
+         * A number that moves on whenever a topic is created or deleted or its partition count changes, read before
+         * {@link #names()} and {@link #partitions}: members keep what their regular expression matched, and the group
+         * the partition counts its target was computed from, until it moves, so a steady heartbeat neither matches
+         * every topic again nor looks up every subscribed topic's partitions.
          */
-        long namesVersion();
+        long layoutVersion();
     }
 
     static final class Member {
@@ -67,7 +69,7 @@ final class ConsumerGroup {
         String subscribedTopicRegex;
         /** {@link #subscribedTopicRegex} compiled once, when it is set. */
         private Pattern subscribedPattern;
-        /** The topics {@link #subscribedPattern} matched at {@link #matchedVersion} of the names; null: not yet. */
+        /** The topics {@link #subscribedPattern} matched at {@link #matchedVersion} of the layout; null: not yet. */
         private List<String> matched;
         private long matchedVersion;
         /** Whether the member's principal may describe a topic (from its last heartbeat); null: every topic. */
@@ -75,8 +77,8 @@ final class ConsumerGroup {
         /** {@link #mayDescribe}'s answers since the member's last heartbeat: other members' heartbeats reuse them. */
         private final Map<String, Boolean> describable = new HashMap<>();
         /**
-         * The subscription resolved against the topics at {@link #resolvedVersion} of their names (unmodifiable);
-         * resolved again when the names moved or {@link #stale}, and kept as the same instance when that changes
+         * The subscription resolved against the topics at {@link #resolvedVersion} of their layout (unmodifiable);
+         * resolved again when the layout moved or {@link #stale}, and kept as the same instance when that changes
          * nothing, which is how the group knows its members' subscriptions did not change ({@link #subscribed}).
          */
         private Set<String> resolved;
@@ -100,7 +102,7 @@ final class ConsumerGroup {
 
         /** The member's subscription resolved against the existing topics: an unmodifiable sorted set. */
         Set<String> subscribedTopics(Topics topics) {
-            long version = topics.namesVersion();
+            long version = topics.layoutVersion();
             if (stale || resolved == null || resolvedVersion != version) {
                 SortedSet<String> fresh = resolve(topics);
                 if (!fresh.equals(resolved)) {
@@ -130,9 +132,9 @@ final class ConsumerGroup {
             return out;
         }
 
-        /** The topics the member's regular expression matches, matched again only when a topic came or went. */
+        /** The topics the member's regular expression matches, matched again only when the layout moved. */
         private List<String> matched(Topics topics) {
-            long version = topics.namesVersion();
+            long version = topics.layoutVersion();
             if (matched == null || matchedVersion != version) {
                 List<String> found = new ArrayList<>();
                 for (String t : topics.names()) {
@@ -204,6 +206,12 @@ final class ConsumerGroup {
     private Map<String, Set<TopicPartition>> target = Map.of();
     /** Partition counts of the subscribed topics that the target was computed from. */
     private Map<String, Integer> targetMetadata = Map.of();
+    /**
+     * The layout version and the {@link #subscribed} union at which {@link #targetMetadata} was last found current:
+     * while neither moves, the counts cannot have changed and {@link #metadataMoved} does not look them up.
+     */
+    private long metadataVersion = -1;
+    private Set<String> metadataUnion;
     /** {@link #subscribed}'s union, and the members' resolved subscriptions it was built from, in member order. */
     private Set<String> union = Set.of();
     private List<Set<String>> unionSources = List.of();
@@ -334,7 +342,7 @@ final class ConsumerGroup {
             assignor = hb.serverAssignor();
             groupEpoch++;
         }
-        if (!metadata(topics).equals(targetMetadata)) {
+        if (metadataMoved(topics)) {
             groupEpoch++; // a subscribed topic appeared, grew or went
         }
         if (assignmentEpoch < groupEpoch) {
@@ -357,19 +365,41 @@ final class ConsumerGroup {
         return new Reply(Errors.NONE, null, m.memberId, m.epoch, send);
     }
 
-    /** Partition counts of every topic some member subscribes to. */
-    private Map<String, Integer> metadata(Topics topics) {
+    /** Partition counts of the topics in {@code subscribed}. */
+    private static Map<String, Integer> metadata(Set<String> subscribed, Topics topics) {
         Map<String, Integer> out = new TreeMap<>();
-        for (String t : subscribed(topics)) {
+        for (String t : subscribed) {
             out.put(t, topics.partitions(t));
         }
         return out;
     }
 
+    /**
+     * Whether a subscribed topic appeared, grew or went since the target was computed. The counts are looked up only
+     * when the layout version or the union of the subscriptions moved since they were last found current.
+     */
+    private boolean metadataMoved(Topics topics) {
+        long version = topics.layoutVersion(); // before the counts: a change while they are read moves it again
+        Set<String> subscribed = subscribed(topics);
+        if (version == metadataVersion && subscribed == metadataUnion) {
+            return false;
+        }
+        if (!metadata(subscribed, topics).equals(targetMetadata)) {
+            return true; // the caller computes the target again, which records what it was computed at
+        }
+        metadataVersion = version;
+        metadataUnion = subscribed;
+        return false;
+    }
+
     private void computeTarget(Topics topics) {
+        long version = topics.layoutVersion();
         SortedMap<String, Set<String>> subscriptions = new TreeMap<>();
         members.values().forEach(m -> subscriptions.put(m.memberId, m.subscribedTopics(topics)));
-        targetMetadata = metadata(topics);
+        Set<String> subscribed = subscribed(topics);
+        targetMetadata = metadata(subscribed, topics);
+        metadataVersion = version;
+        metadataUnion = subscribed;
         target = ServerAssignors.assign(assignor, subscriptions, targetMetadata, target);
         assignmentEpoch = groupEpoch;
     }
@@ -395,6 +425,10 @@ final class ConsumerGroup {
             m.revokeDeadlineMs = nowMs + Math.max(1, m.rebalanceTimeoutMs);
             return; // the epoch stays until the member confirms
         }
+        if (m.assigned.containsAll(goal)) {
+            takeAssignmentEpoch(m); // it holds its whole target (a steady member): nothing to look up in the others
+            return;
+        }
         Set<TopicPartition> heldByOthers = new HashSet<>();
         for (Member other : members.values()) {
             if (other != m) {
@@ -407,6 +441,10 @@ final class ConsumerGroup {
                 m.assigned.add(tp);
             }
         }
+        takeAssignmentEpoch(m);
+    }
+
+    private void takeAssignmentEpoch(Member m) {
         if (m.epoch != assignmentEpoch) {
             m.previousEpoch = m.epoch;
             m.epoch = assignmentEpoch;
@@ -478,7 +516,7 @@ final class ConsumerGroup {
             return Errors.ILLEGAL_GENERATION;
         }
         m.lastHeartbeatMs = nowMs;
-        if (!metadata(topics).equals(targetMetadata)) {
+        if (metadataMoved(topics)) {
             groupEpoch++;
         }
         if (assignmentEpoch < groupEpoch) {
@@ -528,7 +566,7 @@ final class ConsumerGroup {
         g.groupEpoch = generation;
         g.assignmentEpoch = generation;
         g.target = current;
-        g.targetMetadata = g.metadata(topics);
+        g.targetMetadata = metadata(g.subscribed(topics), topics);
         return g;
     }
 

@@ -578,7 +578,7 @@ public final class GroupApis implements ApiFamily {
             }
 
             @Override
-            public long namesVersion() {
+            public long layoutVersion() {
                 return topics.names().version();
             }
         };

@@ -108,7 +108,7 @@ public final class GroupCoordinator implements AutoCloseable {
         }
 
         @Override
-        public long namesVersion() {
+        public long layoutVersion() {
             return 0;
         }
     };

@@ -12,10 +12,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The registry's topics by name and by id, with a version of the <em>set of names</em>: it moves on whenever a name is
- * added or removed (not when a topic is altered or grows), after the change, so a reader that takes the version and
- * then the names never keeps names older than the version it took. Views that derive something from the names alone
- * (a consumer group resolving its members' regular expressions) keep it until the version moves.
+ * The registry's topics by name and by id, with a version of their <em>layout</em>, the names and each topic's
+ * partition count: it moves on whenever a name is added or removed or a topic's partition count changes (not when a
+ * topic's configuration is altered), after the change, so a reader that takes the version and then the names or the
+ * counts never keeps a layout older than the version it took. Views that derive something from the layout alone (a
+ * consumer group resolving its members' regular expressions, the partition counts its assignment was computed from)
+ * keep it until the version moves.
  *
  * <p>Changes are serialized (they are rare: a topic created, grown, altered or deleted); reads take no lock. The name
  * map is the truth and the id index follows it within each change, so a lookup by id is checked against the name map
@@ -24,10 +26,10 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class TopicMap {
     private final ConcurrentHashMap<String, Topic> byName = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Uuid, Topic> byId = new ConcurrentHashMap<>();
-    private final AtomicLong namesVersion = new AtomicLong();
+    private final AtomicLong layoutVersion = new AtomicLong();
     private volatile Names names = new Names(0, Set.of());
 
-    /** The set of topic names at some version: an unmodifiable snapshot, shared by every reader of that version. */
+    /** The set of topic names at some layout version: an unmodifiable snapshot, shared by every reader of it. */
     public record Names(long version, Set<String> names) {
     }
 
@@ -57,17 +59,18 @@ public final class TopicMap {
     synchronized void put(String name, Topic topic) {
         Topic previous = byName.put(name, topic);
         byId.put(topic.id(), topic);
-        if (previous == null) {
-            namesVersion.incrementAndGet();
-        } else if (!previous.id().equals(topic.id())) {
+        if (previous != null && !previous.id().equals(topic.id())) {
             byId.remove(previous.id(), previous);
+        }
+        if (previous == null || previous.slots().size() != topic.slots().size()) {
+            layoutVersion.incrementAndGet();
         }
     }
 
     synchronized void putIfAbsent(String name, Topic topic) {
         if (byName.putIfAbsent(name, topic) == null) {
             byId.put(topic.id(), topic);
-            namesVersion.incrementAndGet();
+            layoutVersion.incrementAndGet();
         }
     }
 
@@ -75,7 +78,7 @@ public final class TopicMap {
         Topic removed = byName.remove(name);
         if (removed != null) {
             byId.remove(removed.id(), removed);
-            namesVersion.incrementAndGet();
+            layoutVersion.incrementAndGet();
         }
         return removed;
     }
@@ -92,10 +95,10 @@ public final class TopicMap {
         return new TreeMap<>(byName);
     }
 
-    /** The names now, rebuilt only when the version moved since the last call. */
+    /** The names now, rebuilt only when the layout version moved since the last call. */
     Names names() {
         Names cached = names;
-        long version = namesVersion.get();
+        long version = layoutVersion.get();
         if (cached.version() == version) {
             return cached;
         }

@@ -248,7 +248,10 @@ public final class TopicRegistry {
         return topics.sorted().values();
     }
 
-    /** Every topic's name, with a version that moves whenever a name is added or removed ({@link TopicMap}). */
+    /**
+     * Every topic's name, with the version of the layout: it moves when a name comes or goes or a topic's partition
+     * count changes ({@link TopicMap}).
+     */
     public TopicMap.Names names() {
         return topics.names();
     }

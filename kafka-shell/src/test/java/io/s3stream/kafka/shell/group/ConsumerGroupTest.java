@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -47,22 +48,22 @@ class ConsumerGroupTest {
             return partitions.getOrDefault(topic, -1);
         }
 
-        private Set<String> lastNames = Set.of();
-        private long namesVersion;
+        private Map<String, Integer> lastLayout = Map.of();
+        private long layoutVersion;
 
         @Override
         public Set<String> names() {
             return Set.copyOf(partitions.keySet());
         }
 
-        /** Moves on whenever the names differ from the last call's, as the registry's version does. */
+        /** Moves on whenever the names or counts differ from the last call's, as the registry's version does. */
         @Override
-        public long namesVersion() {
-            if (!partitions.keySet().equals(lastNames)) {
-                lastNames = Set.copyOf(partitions.keySet());
-                namesVersion++;
+        public long layoutVersion() {
+            if (!partitions.equals(lastLayout)) {
+                lastLayout = Map.copyOf(partitions);
+                layoutVersion++;
             }
-            return namesVersion;
+            return layoutVersion;
         }
     }
 
@@ -258,12 +259,69 @@ class ConsumerGroupTest {
     /** A cluster that counts how often the group asks it for every name. */
     static final class CountingCluster extends Cluster {
         int namesCalls;
+        int partitionsCalls;
 
         @Override
         public Set<String> names() {
             namesCalls++;
             return super.names();
         }
+
+        @Override
+        public int partitions(String topic) {
+            partitionsCalls++;
+            return super.partitions(topic);
+        }
+    }
+
+    @Test
+    void aSteadyHeartbeatLooksUpNoPartitionCountsAndAGrownTopicIsAssigned() {
+        CountingCluster cluster = new CountingCluster();
+        List<String> subscribed = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            cluster.partitions.put("t-" + i, 2);
+            subscribed.add("t-" + i);
+        }
+        ConsumerGroup g = new ConsumerGroup("g");
+        List<Client> members = new ArrayList<>();
+        long now = 0;
+        for (int i = 0; i < 4; i++) {
+            Client c = new Client("m" + i, subscribed);
+            members.add(c);
+            beat(g, cluster, c, true, now);
+        }
+        for (int round = 0; round < 5; round++) {
+            for (Client c : members) {
+                beat(g, cluster, c, false, now += 10);
+            }
+        }
+        assertThat(g.state()).isEqualTo("Stable");
+        int calls = cluster.partitionsCalls;
+        int epoch = g.groupEpoch;
+        for (int round = 0; round < 10; round++) {
+            for (Client c : members) {
+                beat(g, cluster, c, false, now += 10);
+            }
+        }
+        assertThat(cluster.partitionsCalls).as("steady heartbeats look up no partition count").isEqualTo(calls);
+        assertThat(g.groupEpoch).isEqualTo(epoch);
+
+        cluster.partitions.put("t-7", 5);
+        for (int round = 0; round < 5; round++) {
+            for (Client c : members) {
+                beat(g, cluster, c, false, now += 10);
+            }
+        }
+        assertThat(g.groupEpoch).as("the growth is a new group epoch, once").isEqualTo(epoch + 1);
+        assertThat(g.state()).isEqualTo("Stable");
+        Set<TopicPartition> owned = new HashSet<>();
+        members.forEach(c -> owned.addAll(c.owned));
+        assertThat(owned).hasSize(103).contains(new TopicPartition("t-7", 4));
+        calls = cluster.partitionsCalls;
+        for (Client c : members) {
+            beat(g, cluster, c, false, now += 10);
+        }
+        assertThat(cluster.partitionsCalls).as("steady again").isEqualTo(calls);
     }
 
     @Test
@@ -325,8 +383,9 @@ class ConsumerGroupTest {
 
     /**
      * The group's cached resolutions never go stale: over seeded random topic creations and deletions, partition
-     * growth, members joining, leaving and changing between names and regular expressions, the group's subscribed
-     * topics and target always equal what the members' subscriptions resolve to against the cluster at that moment.
+     * growth, members joining, leaving and changing between names and regular expressions, after every heartbeat the
+     * group's subscribed topics equal what the members' subscriptions resolve to against the cluster at that moment,
+     * and its target assigns every partition of them (grown ones included) and nothing else.
      */
     @ParameterizedTest(name = "seed {0}")
     @ValueSource(longs = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
@@ -394,10 +453,15 @@ class ConsumerGroupTest {
                     }
                 }
                 assertThat(g.subscribedTopics(cluster)).as("step %d", step).isEqualTo(expected);
-                for (TopicPartition tp : g.targetOf(c.id)) {
-                    assertThat(cluster.partitions(tp.topic())).as("step %d: %s exists", step, tp)
-                            .isGreaterThan(tp.partition());
+                Set<TopicPartition> targeted = new HashSet<>();
+                for (Client m : clients.values()) {
+                    targeted.addAll(g.targetOf(m.id));
                 }
+                Set<TopicPartition> every = new HashSet<>();
+                expected.forEach(t -> IntStream.range(0, cluster.partitions(t))
+                        .forEach(p -> every.add(new TopicPartition(t, p))));
+                assertThat(targeted).as("step %d: the target covers every subscribed partition, no other", step)
+                        .isEqualTo(every);
             }
             assertNoPartitionHeldTwice(g, clients);
         }

@@ -25,7 +25,7 @@ class TopicMapTest {
     }
 
     @Test
-    void theNamesVersionMovesWhenANameComesOrGoesAndNotWhenATopicChanges() {
+    void theLayoutVersionMovesWhenANameComesOrGoesOrATopicGrowsAndNotWhenItIsAltered() {
         TopicMap map = new TopicMap();
         TopicMap.Names empty = map.names();
         assertThat(empty.names()).isEmpty();
@@ -36,14 +36,22 @@ class TopicMapTest {
         assertThat(one.names()).containsExactly("a");
         assertThat(map.names()).as("unchanged: the same snapshot").isSameAs(one);
 
-        map.put("a", topic("a", 3)); // grown or altered: the same name
-        map.putIfAbsent("a", topic("a", 1));
-        assertThat(map.names()).isSameAs(one);
+        Topic a = map.get("a");
+        map.put("a", new Topic("a", a.id(), a.slots(), Map.of("retention.ms", "1000"), () -> true)); // altered
+        map.putIfAbsent("a", topic("a", 5));
+        assertThat(map.names()).as("configs are not the layout").isSameAs(one);
+
+        map.put("a", topic("a", 3)); // grown (here under a new id, as a recreation would be)
+        TopicMap.Names grown = map.names();
+        assertThat(grown.version()).isGreaterThan(one.version());
+        assertThat(grown.names()).containsExactly("a");
         assertThat(map.get("a").slots()).hasSize(3);
+        map.put("a", topic("a", 3)); // recreated with as many partitions: the layout is the same
+        assertThat(map.names()).isSameAs(grown);
 
         map.putIfAbsent("b", topic("b", 1));
         TopicMap.Names two = map.names();
-        assertThat(two.version()).isGreaterThan(one.version());
+        assertThat(two.version()).isGreaterThan(grown.version());
         assertThat(two.names()).containsExactlyInAnyOrder("a", "b");
 
         assertThat(map.remove("missing")).isNull();
