@@ -20,14 +20,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The coordinator's work for one steady-state KIP-848 heartbeat ({@link ConsumerGroup#heartbeat}, what the group
  * coordinator's thread runs per ConsumerGroupHeartbeat): a group of {@code members} members that all subscribe to the
  * same 500 of 1,000 topics (4 partitions each), by regular expression ({@code regex}) or by name ({@code names}),
- * already stable; each op is the next member's heartbeat, reporting what it owns. The topics view hands out one
- * snapshot of the names, as the shell's does. A white-box benchmark: it lives in the package it measures.
+ * already stable; each op is the next member's heartbeat, reporting what it owns (as a set sorted the way the shell's
+ * request decoding builds it). The topics view hands out one snapshot of the names, as the shell's does. A white-box
+ * benchmark: it lives in the package it measures.
  *
  * <pre>
  * java -jar benchmarks/target/benchmarks.jar GroupHeartbeatBenchmark
@@ -116,8 +118,10 @@ public class GroupHeartbeatBenchmark {
             throw new IllegalStateException(r.error() + ": " + r.message());
         }
         epochs.set(m, r.memberEpoch());
-        if (r.assignment() != null) {
-            owned.set(m, r.assignment());
+        if (r.assignment() != null) { // what the broker hands the group: the partitions, sorted as GroupApis does
+            Set<TopicPartition> sorted = new TreeSet<>(ServerAssignors.ORDER);
+            sorted.addAll(r.assignment());
+            owned.set(m, sorted);
         }
         return r;
     }

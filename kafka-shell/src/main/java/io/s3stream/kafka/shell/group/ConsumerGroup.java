@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -352,7 +353,7 @@ final class ConsumerGroup {
             if (!m.revoking.isEmpty() && m.revoking.stream().noneMatch(hb.owned()::contains)) {
                 m.revoking.clear(); // the member confirmed it gave them up
             }
-            if (!hb.owned().equals(m.assigned)) {
+            if (!samePartitions(hb.owned(), m.assigned)) {
                 m.sent = null; // it does not hold what it should: tell it again
             }
         }
@@ -413,6 +414,10 @@ final class ConsumerGroup {
             return; // waiting for the member to confirm its revocation
         }
         Set<TopicPartition> goal = targetOf(m.memberId);
+        if (samePartitions(m.assigned, goal)) {
+            takeAssignmentEpoch(m); // a steady member: nothing to give up, nothing to look up in the others
+            return;
+        }
         List<TopicPartition> lose = new ArrayList<>();
         for (TopicPartition tp : m.assigned) {
             if (!goal.contains(tp)) {
@@ -424,10 +429,6 @@ final class ConsumerGroup {
             m.revoking.addAll(lose);
             m.revokeDeadlineMs = nowMs + Math.max(1, m.rebalanceTimeoutMs);
             return; // the epoch stays until the member confirms
-        }
-        if (m.assigned.containsAll(goal)) {
-            takeAssignmentEpoch(m); // it holds its whole target (a steady member): nothing to look up in the others
-            return;
         }
         Set<TopicPartition> heldByOthers = new HashSet<>();
         for (Member other : members.values()) {
@@ -442,6 +443,31 @@ final class ConsumerGroup {
             }
         }
         takeAssignmentEpoch(m);
+    }
+
+    /**
+     * Whether {@code a} and {@code b} hold the same partitions. A member's assignment, its target and what it reports
+     * owning are sorted sets in {@link ServerAssignors#ORDER}: two of them are compared in one walk of both, not with
+     * a lookup per partition (a steady heartbeat compares a member's whole assignment twice).
+     */
+    static boolean samePartitions(Set<TopicPartition> a, Set<TopicPartition> b) {
+        if (a == b) {
+            return true;
+        }
+        if (a.size() != b.size()) {
+            return false;
+        }
+        if (a instanceof SortedSet<TopicPartition> x && x.comparator() == ServerAssignors.ORDER
+                && b instanceof SortedSet<TopicPartition> y && y.comparator() == ServerAssignors.ORDER) {
+            Iterator<TopicPartition> other = y.iterator();
+            for (TopicPartition tp : x) {
+                if (!tp.equals(other.next())) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        return a.equals(b);
     }
 
     private void takeAssignmentEpoch(Member m) {
@@ -522,7 +548,7 @@ final class ConsumerGroup {
         if (assignmentEpoch < groupEpoch) {
             computeTarget(topics);
         }
-        return !m.revoking.isEmpty() || !m.assigned.equals(targetOf(memberId)) ? Errors.REBALANCE_IN_PROGRESS
+        return !m.revoking.isEmpty() || !samePartitions(m.assigned, targetOf(memberId)) ? Errors.REBALANCE_IN_PROGRESS
                 : Errors.NONE;
     }
 

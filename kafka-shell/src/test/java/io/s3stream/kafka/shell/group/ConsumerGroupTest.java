@@ -274,6 +274,43 @@ class ConsumerGroupTest {
         }
     }
 
+    /** The walk over two sorted sets answers as {@link Set#equals} does, for sorted and unsorted sets alike. */
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {1, 2, 3, 4, 5})
+    void samePartitionsAnswersAsSetEquals(long seed) {
+        Random r = new Random(seed);
+        for (int i = 0; i < 2_000; i++) {
+            Set<TopicPartition> a = randomPartitions(r);
+            Set<TopicPartition> b = r.nextInt(3) == 0 ? randomPartitions(r) : new HashSet<>(a);
+            if (r.nextBoolean() && !b.isEmpty()) {
+                TopicPartition some = b.iterator().next();
+                b.remove(some);
+                b.add(r.nextBoolean() ? some : new TopicPartition(some.topic(), some.partition() + 1));
+            }
+            Set<TopicPartition> x = sortedOrNot(r, a);
+            Set<TopicPartition> y = sortedOrNot(r, b);
+            assertThat(ConsumerGroup.samePartitions(x, y)).as("%s vs %s", x, y).isEqualTo(a.equals(b));
+        }
+    }
+
+    private static Set<TopicPartition> randomPartitions(Random r) {
+        Set<TopicPartition> out = new HashSet<>();
+        int n = r.nextInt(6);
+        for (int i = 0; i < n; i++) {
+            out.add(new TopicPartition("t-" + r.nextInt(3), r.nextInt(3)));
+        }
+        return out;
+    }
+
+    private static Set<TopicPartition> sortedOrNot(Random r, Set<TopicPartition> partitions) {
+        if (r.nextBoolean()) {
+            return Set.copyOf(partitions);
+        }
+        Set<TopicPartition> sorted = new TreeSet<>(ServerAssignors.ORDER);
+        sorted.addAll(partitions);
+        return sorted;
+    }
+
     @Test
     void aSteadyHeartbeatLooksUpNoPartitionCountsAndAGrownTopicIsAssigned() {
         CountingCluster cluster = new CountingCluster();
