@@ -21,6 +21,10 @@ import java.time.Duration;
  * <h2>Contract</h2>
  * <ul>
  *   <li>Calls come from the library's compaction thread, in offset order within a pass, and may block.</li>
+ *   <li>A rewrite pass starts at the stream's oldest live data and goes without a gap to where it ends, so an
+ *       embedder may carry state from one batch to the next within a pass (Kafka: whether a transaction still has
+ *       records when its marker comes). The first {@link #rewrite} of a pass is below the end of the previous pass's
+ *       last one, and every round starts with {@link #cleanableEndOffset()}.</li>
  *   <li>{@link #rewrite} must be consistent with {@link #keys}: a record that {@code keys} reported must be dropped
  *       when {@code latest} says it is superseded, and may be kept otherwise.</li>
  *   <li>Payloads must be <em>concatenable</em>: the concatenation of the payloads of adjacent batches must be a valid

@@ -79,7 +79,7 @@ public final class KeyCompactionBenchmark {
         }
         Map<String, String> topic = Map.of("cleanup.policy", "compact", "min.cleanable.dirty.ratio", "0");
         KafkaKeyCompaction compaction = new KafkaKeyCompaction(
-                () -> new KafkaKeyCompaction.Transactions(Long.MAX_VALUE, List.of()), () -> topic,
+                () -> new KafkaKeyCompaction.Transactions(Long.MAX_VALUE, List.of(), Long.MAX_VALUE), () -> topic,
                 System::currentTimeMillis);
         try (StorageEngine engine = StorageEngine.start(config(dir, mapBytes))) {
             Stream stream = engine.openStream(id, 1).get(30, TimeUnit.SECONDS);

@@ -13,6 +13,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -257,6 +258,69 @@ class CompactedTopicTest {
                 }
                 assertThat(committed).extracting(ConsumerRecord::value).doesNotContain("aborted-0")
                         .hasSize(100).contains("committed-again", "committed-50");
+            }
+        }
+    }
+
+    /**
+     * Kafka Streams under exactly-once writes a commit marker into its compacted changelogs at every commit. A marker
+     * goes once no record of its transaction is left and delete.retention.ms has passed; abort markers and the markers
+     * of transactions that still have records stay; a restart after the markers went rebuilds the transaction state
+     * (the last stable offset reaches the end, read_committed readers see what they saw before).
+     */
+    @Test
+    void commitMarkersGoAfterDeleteRetentionOnceTheirTransactionsHaveNoRecordsLeft() throws Exception {
+        try (ShellFixture fx = new ShellFixture(FAST); Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1).configs(Map.of("cleanup.policy", "compact",
+                    "min.cleanable.dirty.ratio", "0.01", "delete.retention.ms", "1000")))).all().get();
+            try (KafkaProducer<String, String> p = fx.producer(Map.of(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "t-m"))) {
+                p.initTransactions();
+                for (int t = 0; t < 20; t++) {
+                    p.beginTransaction();
+                    for (int k = 0; k < 10; k++) {
+                        p.send(new ProducerRecord<>(TOPIC, 0, "key-" + k, "t" + t + "-" + k));
+                    }
+                    p.commitTransaction();
+                }
+                p.beginTransaction();
+                for (int k = 0; k < 10; k++) {
+                    p.send(new ProducerRecord<>(TOPIC, 0, "key-" + k, "aborted"));
+                }
+                p.flush();
+                p.abortTransaction();
+                p.beginTransaction();
+                p.send(new ProducerRecord<>(TOPIC, 0, "key-0", "last"));
+                p.commitTransaction();
+            }
+            // 20 transactions of 10 records and a marker, an aborted one, a last one of 1 record: offsets 0..232.
+            assertThat(awaitCompacted(fx, 10)).hasSize(10);
+            long deadline = System.currentTimeMillis() + 60_000;
+            List<MutableRecordBatch> markers = List.of();
+            while (System.currentTimeMillis() < deadline) {
+                try (RawClient raw = new RawClient(fx.shell.port())) {
+                    markers = raw.batches(TOPIC, 0, 0).stream()
+                            .filter(b -> b.isControlBatch() && b.countOrNull() > 0).toList();
+                }
+                if (markers.size() <= 3) {
+                    break;
+                }
+                Thread.sleep(200);
+            }
+            // Left: the commit of transaction 19 (key-1..9 are still its records), the abort, the last commit.
+            assertThat(markers).extracting(MutableRecordBatch::baseOffset).containsExactly(219L, 230L, 232L);
+            assertThat(markers.getFirst().deleteHorizonMs()).isEmpty();
+            assertThat(fx.shell.metrics().compaction().failedRuns()).isZero();
+
+            fx.restart();
+            try (KafkaConsumer<String, String> c = fx.consumer(null, Map.of("isolation.level", "read_committed"))) {
+                c.assign(List.of(TP));
+                assertThat(c.endOffsets(List.of(TP)).get(TP)).as("the last stable offset").isEqualTo(233);
+                c.seekToBeginning(List.of(TP));
+                Map<String, String> seen = new HashMap<>();
+                while (c.position(TP) < 233 && System.currentTimeMillis() < deadline + 30_000) {
+                    c.poll(Duration.ofMillis(200)).forEach(r -> seen.put(r.key(), r.value()));
+                }
+                assertThat(seen).hasSize(10).containsEntry("key-0", "last").containsEntry("key-9", "t19-9");
             }
         }
     }

@@ -1,18 +1,28 @@
 package io.s3stream.kafka.shell;
 
 import io.s3stream.kafka.shell.network.BlockingKafkaConnection;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.ProduceRequest;
 import org.apache.kafka.common.requests.ProduceResponse;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 
 /** A one-connection blocking Kafka client for tests that need exact requests (sequence numbers, retries). */
 final class RawClient implements AutoCloseable {
@@ -47,6 +57,36 @@ final class RawClient implements AutoCloseable {
     }
 
     record ProduceResponseData(Errors error, long baseOffset) {
+    }
+
+    /**
+     * Every Kafka batch of one partition from {@code from} up to its high watermark, as stored (read_uncommitted, so
+     * control batches included), by Fetch v12.
+     */
+    List<MutableRecordBatch> batches(String topic, int partition, long from) throws IOException {
+        List<MutableRecordBatch> out = new ArrayList<>();
+        TopicPartition tp = new TopicPartition(topic, partition);
+        long next = from;
+        while (true) {
+            FetchRequest request = FetchRequest.Builder.forConsumer((short) 12, 0, 1, Map.of(tp,
+                    new FetchRequest.PartitionData(Uuid.ZERO_UUID, next, -1, 1 << 20, Optional.empty())))
+                    .build((short) 12);
+            FetchResponse response = (FetchResponse) call(ApiKeys.FETCH, (short) 12, request);
+            FetchResponseData.PartitionData data = response.data().responses().getFirst().partitions().getFirst();
+            if (data.errorCode() != Errors.NONE.code()) {
+                throw new IOException("fetch of " + tp + " at " + next + ": " + Errors.forCode(data.errorCode()));
+            }
+            long before = next;
+            for (MutableRecordBatch b : ((MemoryRecords) data.records()).batches()) {
+                if (b.lastOffset() >= next) {
+                    out.add(b);
+                    next = b.lastOffset() + 1;
+                }
+            }
+            if (next >= data.highWatermark() || next == before) {
+                return out;
+            }
+        }
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.s3stream.kafka.shell.log;
 
 import io.s3stream.KeyCompaction;
 import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.record.internal.ControlRecordType;
 import org.apache.kafka.common.record.internal.DefaultRecordBatch;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords.RecordFilter.BatchRetention;
@@ -16,8 +17,10 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -30,9 +33,18 @@ import java.util.function.Supplier;
  * <p>As in Kafka's log cleaner:
  * <ul>
  *   <li>Compaction stops at the last stable offset: an undecided transaction is never compacted.</li>
- *   <li>Records of aborted transactions are removed and never supersede anything; control batches (markers) are
- *       kept (Kafka removes them after {@code delete.retention.ms} once their transaction's data is gone; here they
- *       stay — about 80 bytes per transaction and partition).</li>
+ *   <li>Records of aborted transactions are removed and never supersede anything.</li>
+ *   <li>A commit marker stays while a record of its transaction does. The first rewrite pass whose output keeps none
+ *       stamps the marker with a delete horizon ({@code now + delete.retention.ms}), and a pass after the horizon
+ *       removes it (as Kafka's cleaner does), so a read_committed consumer that read part of the transaction before
+ *       its records went still sees it end. A pass sees a whole transaction: passes run in offset order from the
+ *       stream's oldest data, and a producer has one transaction open per partition at a time. A marker the
+ *       partition's transaction checkpoint does not cover yet ({@link Transactions#checkpointed}) stays: an open
+ *       rebuilds the transaction state from the checkpoint and the markers after it.</li>
+ *   <li>Abort markers stay, about 80 bytes per aborted transaction: the partition's aborted-transaction index lists
+ *       each aborted transaction until retention trims it, and a read_committed consumer handed an entry whose marker
+ *       is gone would skip its producer's later transactions. Aborts are rare; commits are not (Kafka Streams under
+ *       exactly-once commits every 100 ms).</li>
  *   <li>A tombstone (a record without a value) is kept while it is the latest of its key; the first rewrite that keeps
  *       it stamps its batch with a delete horizon ({@code now + delete.retention.ms}, KIP-534), and a rewrite after the
  *       horizon removes it, so consumers that read the topic within {@code delete.retention.ms} see the delete.</li>
@@ -55,9 +67,14 @@ public final class KafkaKeyCompaction implements KeyCompaction {
      *
      * @param lastStableOffset compaction stops here
      * @param aborted          aborted transactions whose records are removed
+     * @param checkpointed     the partition's stored transaction checkpoint covers the offsets below this: markers at
+     *                         or above it are kept
      */
-    public record Transactions(long lastStableOffset, List<PartitionTxns.Aborted> aborted) {
+    public record Transactions(long lastStableOffset, List<PartitionTxns.Aborted> aborted, long checkpointed) {
     }
+
+    /** What a rewrite does with a control batch. */
+    private enum Marker { KEEP, EXPIRING, REMOVE }
 
     private final Supplier<Transactions> transactions;
     private final Supplier<Map<String, String>> topicConfig;
@@ -69,6 +86,12 @@ public final class KafkaKeyCompaction implements KeyCompaction {
     private long deleteRetentionMs;
     /** Aborted transactions by producer id, as of the last {@link #cleanableEndOffset()} (compactor thread only). */
     private Map<Long, List<PartitionTxns.Aborted>> aborted = Map.of();
+    /** Markers at or above this offset are kept ({@link Transactions#checkpointed}), as of the round's start. */
+    private long checkpointed;
+    /** Producers whose transaction has records in the current rewrite pass's output so far (compactor thread only). */
+    private final Set<Long> txnsWithRecords = new HashSet<>();
+    /** Where the last rewritten batch ended: a rewrite below it starts a new pass. */
+    private long rewrittenUpTo = -1;
 
     /**
      * @param transactions the partition's transactions now, or null while they are not known (nothing is compacted)
@@ -106,6 +129,8 @@ public final class KafkaKeyCompaction implements KeyCompaction {
         // Asked first in every run: the run's view of the topic configs and transactions is taken here, once.
         deleteRetentionMs = Long.parseLong(topicConfig.get().getOrDefault("delete.retention.ms", "86400000"));
         Transactions txns = transactions.get();
+        txnsWithRecords.clear();
+        rewrittenUpTo = -1;
         if (txns == null) {
             return 0; // transactions not known yet (the partition is opening): nothing is safe to compact
         }
@@ -114,6 +139,7 @@ public final class KafkaKeyCompaction implements KeyCompaction {
             byProducer.computeIfAbsent(a.producerId(), k -> new ArrayList<>()).add(a);
         }
         aborted = byProducer;
+        checkpointed = txns.checkpointed();
         return txns.lastStableOffset();
     }
 
@@ -155,6 +181,32 @@ public final class KafkaKeyCompaction implements KeyCompaction {
         return false;
     }
 
+    /**
+     * The fate of a marker in the current pass, called once per control batch in offset order. Its transaction's
+     * batches all came before it in this pass, so {@link #txnsWithRecords} says whether any record of it is left.
+     */
+    private Marker markerFate(RecordBatch marker, long now, long deleteRetentionMs) {
+        boolean hasRecords = txnsWithRecords.remove(marker.producerId());
+        if (hasRecords || !isCommit(marker)) {
+            return Marker.KEEP;
+        }
+        long horizon = marker.deleteHorizonMs().orElse(now + deleteRetentionMs);
+        if (now >= horizon && marker.lastOffset() < checkpointed) {
+            return Marker.REMOVE;
+        }
+        if (horizon > now) {
+            earliestHorizon = Math.min(earliestHorizon, horizon);
+        }
+        return Marker.EXPIRING; // the filter stamps the horizon if it has none yet
+    }
+
+    /** Whether a control batch holds a commit marker (false for one a rewrite already emptied). */
+    private boolean isCommit(RecordBatch controlBatch) {
+        try (CloseableIterator<Record> records = controlBatch.streamingIterator(decompression)) {
+            return records.hasNext() && ControlRecordType.parse(records.next().key()) == ControlRecordType.COMMIT;
+        }
+    }
+
     @Override
     public void keys(long baseOffset, int count, ByteBuffer payload, KeyVisitor visitor) {
         for (MutableRecordBatch batch : MemoryRecords.readableRecords(payload.duplicate()).batches()) {
@@ -174,23 +226,28 @@ public final class KafkaKeyCompaction implements KeyCompaction {
 
     @Override
     public ByteBuffer rewrite(long baseOffset, int count, ByteBuffer payload, LatestFilter latest) {
+        if (baseOffset < rewrittenUpTo) {
+            txnsWithRecords.clear(); // a new pass
+        }
+        rewrittenUpTo = baseOffset + count;
         long now = clock.getAsLong();
         long deleteRetentionMs = this.deleteRetentionMs;
         boolean[] last = {false};
+        boolean[] removeMarker = {false};
         MemoryRecords.RecordFilter filter = new MemoryRecords.RecordFilter(now, deleteRetentionMs) {
             @Override
             protected BatchRetentionResult checkBatchRetention(RecordBatch batch) {
-                if (last[0]) {
-                    return new BatchRetentionResult(BatchRetention.RETAIN_EMPTY, false); // see the class comment
-                }
-                return new BatchRetentionResult(isAborted(batch) ? BatchRetention.DELETE : BatchRetention.DELETE_EMPTY,
-                        false);
+                Marker fate = batch.isControlBatch() ? markerFate(batch, now, deleteRetentionMs) : Marker.KEEP;
+                removeMarker[0] = fate == Marker.REMOVE;
+                BatchRetention retention = last[0] ? BatchRetention.RETAIN_EMPTY // see the class comment
+                        : isAborted(batch) || removeMarker[0] ? BatchRetention.DELETE : BatchRetention.DELETE_EMPTY;
+                return new BatchRetentionResult(retention, fate == Marker.EXPIRING);
             }
 
             @Override
             protected boolean shouldRetainRecord(RecordBatch batch, Record record) {
                 if (batch.isControlBatch()) {
-                    return true;
+                    return !removeMarker[0];
                 }
                 if (isAborted(batch)) {
                     return false; // the last batch is retained, not its records
@@ -227,6 +284,9 @@ public final class KafkaKeyCompaction implements KeyCompaction {
             MemoryRecords.FilterResult result = MemoryRecords.readableRecords(one).filterTo(filter,
                     ByteBuffer.allocate(size + 64), decompression);
             ByteBuffer written = result.outputBuffer().flip();
+            if (batch.isTransactional() && !batch.isControlBatch() && result.messagesRetained() > 0) {
+                txnsWithRecords.add(batch.producerId());
+            }
             if (written.hasRemaining()) {
                 nextOffset = batch.nextOffset();
             }

@@ -13,11 +13,13 @@ import org.apache.kafka.common.record.internal.ControlRecordType;
 import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.Record;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -59,22 +61,12 @@ public final class PartitionLog {
     static final long PRODUCER_RECOVERY_TAIL_BYTES = 8L << 20;
 
     private final Map<Long, ProducerEntry> producers = new HashMap<>(); // owned by appender
-    /** Checkpoints of {@link #txns} are written at most this often while it changes, and after this many bytes. */
-    static final long TXN_CHECKPOINT_INTERVAL_MS = 5_000;
-    static final long TXN_CHECKPOINT_BYTES = 64L << 20;
-    private final KeyValues kv;
-    private final String txnCheckpointKey;
+    private final TxnCheckpoint txnCheckpoint;
     private final PartitionTxns txns = new PartitionTxns(); // mutated by the appender
     /** Completes once {@link #txns} is rebuilt (on the appender, first thing after the open). */
     private final CompletableFuture<Void> txnsReady = new CompletableFuture<>();
     /** Set when {@link #txns} could not be rebuilt: read_committed reads fail until the partition is reopened. */
     private volatile boolean txnsUnknown;
-    private boolean txnCheckpointExists; // owned by appender
-    private boolean txnDirty; // owned by appender
-    private long txnCheckpointAtMs; // owned by appender
-    private long bytesSinceTxnCheckpoint; // owned by appender
-    private long txnCheckpointWritten = -1; // guarded by this
-    private CompletableFuture<Void> txnCheckpointWrite = CompletableFuture.completedFuture(null); // guarded by this
     private boolean producersRecovered; // owned by appender
     /** After a failed rebuild of producer state, when the next may start (nanoTime); 0 when none failed. */
     private long producersRetryAtNanos; // owned by appender
@@ -96,8 +88,7 @@ public final class PartitionLog {
         this.partition = partition;
         this.stream = stream;
         this.appender = new SerialExecutor(blockingExecutor);
-        this.kv = kv;
-        this.txnCheckpointKey = txnCheckpointKey(stream.streamId());
+        this.txnCheckpoint = new TxnCheckpoint(kv, stream.streamId(), topic + "-" + partition);
         this.openedAt = stream.confirmedOffset();
         appender.execute(this::recoverTxns);
     }
@@ -116,17 +107,14 @@ public final class PartitionLog {
         return stream.confirmedOffset();
     }
 
-    private static String txnCheckpointKey(long streamId) {
-        return "kafka/txn-index/" + streamId;
-    }
-
     /** The transactions as key compaction needs them, or null while they are not known (opening, or unreadable). */
     private KafkaKeyCompaction.Transactions transactionsForCompaction() {
         if (!txnsReady.isDone() || txnsUnknown || failure != null || retired) {
             return null;
         }
         PartitionTxns.View view = txns.view();
-        return new KafkaKeyCompaction.Transactions(view.lastStableOffset(highWatermark()), view.aborted());
+        return new KafkaKeyCompaction.Transactions(view.lastStableOffset(highWatermark()), view.aborted(),
+                txnCheckpoint.covered());
     }
 
     /**
@@ -148,7 +136,7 @@ public final class PartitionLog {
 
     /** Deletes the transaction checkpoint of stream {@code streamId} (its partition's topic was deleted). */
     public static CompletableFuture<Void> forgetTransactions(KeyValues kv, long streamId) {
-        return kv.delete(txnCheckpointKey(streamId));
+        return kv.delete(TxnCheckpoint.key(streamId));
     }
 
     /**
@@ -161,10 +149,10 @@ public final class PartitionLog {
         appender.execute(() -> {
             retired = true;
             // The next owner then opens the partition without scanning for transactions.
-            byte[] checkpoint = txnCheckpointExists && failure == null ? txns.checkpoint(stream.nextOffset()) : null;
+            byte[] checkpoint = txnCheckpoint.exists() && failure == null ? txns.checkpoint(stream.nextOffset()) : null;
             long offset = stream.nextOffset();
             stream.close().thenCompose(v -> checkpoint == null ? CompletableFuture.<Void>completedFuture(null)
-                    : writeTxnCheckpoint(offset, checkpoint).exceptionally(e -> null)).whenComplete((v, e) -> {
+                    : txnCheckpoint.write(offset, checkpoint).exceptionally(e -> null)).whenComplete((v, e) -> {
                 waiters.wake();
                 if (e != null) {
                     done.completeExceptionally(e);
@@ -267,13 +255,11 @@ public final class PartitionLog {
             // A producer first seen at sequence 0 starts here.
         }
         boolean transactional = batch.isTransactional();
-        if (transactional && !txnCheckpointExists) {
+        if (transactional && !txnCheckpoint.exists()) {
             // The first transactional batch this partition takes: record that transactions start here, before it is
             // appended, so that an open knows to rebuild them (no checkpoint means no transactional data).
             try {
-                kv.put(txnCheckpointKey, txns.checkpoint(stream.nextOffset())).join();
-                txnCheckpointExists = true;
-                txnCheckpointAtMs = System.currentTimeMillis();
+                txnCheckpoint.writeNow(stream.nextOffset(), txns.checkpoint(stream.nextOffset()));
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, () -> topic + "-" + partition
                         + ": could not record the first transaction checkpoint; transactional batch refused", e);
@@ -297,7 +283,7 @@ public final class PartitionLog {
         }
         if (transactional) {
             txns.onTransactionalBatch(producerId, baseOffset);
-            txnDirty = true;
+            txnCheckpoint.changed();
         }
         if (producerId >= 0) {
             if (entry == null || entry.epoch != batch.producerEpoch()) {
@@ -381,7 +367,7 @@ public final class PartitionLog {
             durable = CompletableFuture.failedFuture(e);
         }
         txns.onMarker(producerId, commit, offset, stream.confirmedOffset());
-        txnDirty = true;
+        txnCheckpoint.changed();
         maybeCheckpointTxns(durable, marker.sizeInBytes());
         durable.whenComplete((r, e) -> {
             if (e != null) {
@@ -401,17 +387,23 @@ public final class PartitionLog {
      */
     private void recoverTxns() {
         try {
-            byte[] checkpoint = kv.get(txnCheckpointKey).join().orElse(null);
+            byte[] checkpoint = txnCheckpoint.read().orElse(null);
             if (checkpoint == null) {
                 return;
             }
-            txnCheckpointExists = true;
             long end = stream.confirmedOffset();
             long at = txns.restore(checkpoint, end);
             long scanned = scan(Math.max(at, stream.startOffset()), end, kb -> {
+                // A stored batch that key compaction merged may begin below the checkpoint: what is there is in it.
+                if (kb.baseOffset() < at) {
+                    return;
+                }
                 if (kb.isControlBatch()) {
-                    ControlRecordType type = EndTransactionMarker.deserialize(kb.iterator().next()).controlType();
-                    txns.onMarker(kb.producerId(), type == ControlRecordType.COMMIT, kb.baseOffset(), end);
+                    Iterator<Record> records = kb.iterator();
+                    if (records.hasNext()) { // a marker compaction emptied decides nothing (none at or above at)
+                        ControlRecordType type = EndTransactionMarker.deserialize(records.next()).controlType();
+                        txns.onMarker(kb.producerId(), type == ControlRecordType.COMMIT, kb.baseOffset(), end);
+                    }
                 } else if (kb.isTransactional()) {
                     txns.onTransactionalBatch(kb.producerId(), kb.baseOffset());
                 }
@@ -419,9 +411,10 @@ public final class PartitionLog {
             txns.trimBelow(stream.startOffset());
             if (at != end) {
                 // Start the next open from here, not from the old checkpoint.
-                kv.put(txnCheckpointKey, txns.checkpoint(end)).join();
+                txnCheckpoint.writeNow(end, txns.checkpoint(end));
+            } else {
+                txnCheckpoint.opened(at);
             }
-            txnCheckpointAtMs = System.currentTimeMillis();
             long batches = scanned;
             LOG.log(System.Logger.Level.DEBUG, () -> topic + "-" + partition + ": transaction state rebuilt from offset "
                     + at + " (" + batches + " batches scanned): " + txns.view().open().size() + " open, "
@@ -441,38 +434,13 @@ public final class PartitionLog {
      * as of there, once that append is durable, if it changed a while ago or much was written since. On the appender.
      */
     private void maybeCheckpointTxns(CompletableFuture<?> durable, int bytes) {
-        if (!txnCheckpointExists) {
-            return;
-        }
-        bytesSinceTxnCheckpoint += bytes;
-        long now = System.currentTimeMillis();
-        if (bytesSinceTxnCheckpoint < TXN_CHECKPOINT_BYTES
-                && !(txnDirty && now - txnCheckpointAtMs >= TXN_CHECKPOINT_INTERVAL_MS)) {
+        if (!txnCheckpoint.due(bytes)) {
             return;
         }
         long offset = stream.nextOffset();
         byte[] checkpoint = txns.checkpoint(offset);
         txns.trimBelow(stream.startOffset());
-        txnDirty = false;
-        bytesSinceTxnCheckpoint = 0;
-        txnCheckpointAtMs = now;
-        durable.thenRun(() -> writeTxnCheckpoint(offset, checkpoint));
-    }
-
-    /** Writes checkpoints one at a time, never an older one over a newer one. */
-    private synchronized CompletableFuture<Void> writeTxnCheckpoint(long offset, byte[] checkpoint) {
-        if (offset <= txnCheckpointWritten) {
-            return txnCheckpointWrite;
-        }
-        txnCheckpointWritten = offset;
-        txnCheckpointWrite = txnCheckpointWrite.exceptionally(e -> null).thenCompose(v -> kv.put(txnCheckpointKey, checkpoint))
-                .whenComplete((v, e) -> {
-                    if (e != null) {
-                        LOG.log(System.Logger.Level.DEBUG, () -> topic + "-" + partition
-                                + ": transaction checkpoint not written (the next open scans further back)", e);
-                    }
-                });
-        return txnCheckpointWrite;
+        durable.thenRun(() -> txnCheckpoint.write(offset, checkpoint));
     }
 
     /** The last stable offset: below it, every transaction is decided (the high watermark when none is open). */

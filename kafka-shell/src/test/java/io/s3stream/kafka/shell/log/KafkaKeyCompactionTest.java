@@ -2,6 +2,8 @@ package io.s3stream.kafka.shell.log;
 
 import io.s3stream.KeyCompaction;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.ControlRecordType;
+import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Record;
@@ -26,8 +28,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 class KafkaKeyCompactionTest {
     private final AtomicLong now = new AtomicLong(1_000_000);
     private List<PartitionTxns.Aborted> aborted = List.of();
+    private long checkpointed = Long.MAX_VALUE;
     private final KafkaKeyCompaction compaction = new KafkaKeyCompaction(
-            () -> new KafkaKeyCompaction.Transactions(Long.MAX_VALUE, aborted),
+            () -> new KafkaKeyCompaction.Transactions(Long.MAX_VALUE, aborted, checkpointed),
             () -> Map.of("cleanup.policy", "compact", "delete.retention.ms", "100"), now::get);
 
     private static SimpleRecord record(String key, String value) {
@@ -172,5 +175,98 @@ class KafkaKeyCompactionTest {
             assertThat(b.producerId()).isEqualTo(9);
             assertThat(b.lastOffset()).isEqualTo(1);
         });
+    }
+
+    private static MemoryRecords marker(long offset, long producerId, boolean commit) {
+        return MemoryRecords.withEndTransactionMarker(offset, 0, 0, producerId, (short) 0,
+                new EndTransactionMarker(commit ? ControlRecordType.COMMIT : ControlRecordType.ABORT, 0));
+    }
+
+    /** The control batches of a payload. */
+    private static List<MutableRecordBatch> markers(ByteBuffer payload) {
+        return batches(payload).stream().filter(RecordBatch::isControlBatch).toList();
+    }
+
+    @Test
+    void aCommitMarkerGoesAfterDeleteRetentionOnceItsTransactionHasNoRecordsLeft() {
+        ByteBuffer dataA = MemoryRecords.withTransactionalRecords(0, Compression.NONE, 5, (short) 0, 0, 0,
+                record("a", "1"), record("b", "1")).buffer();
+        ByteBuffer markerA = marker(2, 5, true).buffer();
+        ByteBuffer later = MemoryRecords.withRecords(3, Compression.NONE, record("a", "2"), record("b", "2")).buffer();
+        ByteBuffer dataB = MemoryRecords.withTransactionalRecords(5, Compression.NONE, 5, (short) 0, 2, 0,
+                record("c", "1")).buffer();
+        ByteBuffer markerB = marker(6, 5, true).buffer();
+
+        // Pass 1: A's records go, so its marker gets a delete horizon; B still has a record, so its marker stays as is.
+        KeyCompaction.LatestFilter latest = latestOf(dataA, markerA, later, dataB, markerB);
+        ByteBuffer outA = compaction.rewrite(0, 2, dataA, latest);
+        ByteBuffer outMarkerA = compaction.rewrite(2, 1, markerA, latest);
+        ByteBuffer outLater = compaction.rewrite(3, 2, later, latest);
+        ByteBuffer outB = compaction.rewrite(5, 1, dataB, latest);
+        ByteBuffer outMarkerB = compaction.rewrite(6, 1, markerB, latest);
+        assertThat(batches(outA)).singleElement().satisfies(b -> assertThat(b.countOrNull()).isZero());
+        assertThat(markers(outMarkerA)).singleElement().satisfies(b -> {
+            assertThat(b.deleteHorizonMs()).hasValue(now.get() + 100);
+            assertThat(b.countOrNull()).isOne();
+        });
+        assertThat(markers(outMarkerB)).singleElement().satisfies(b -> assertThat(b.deleteHorizonMs()).isEmpty());
+        assertThat(compaction.rewriteAgainAtMs()).as("run again at the horizon").isEqualTo(now.get() + 100);
+
+        // Pass 2, before the horizon, with A's range merged into one stored batch: the marker stays.
+        ByteBuffer merged = concat(MemoryRecords.readableRecords(outA), MemoryRecords.readableRecords(outMarkerA),
+                MemoryRecords.readableRecords(outLater));
+        now.addAndGet(99);
+        latest = latestOf(merged, outB, outMarkerB);
+        assertThat(markers(compaction.rewrite(0, 5, merged, latest))).hasSize(1);
+        compaction.rewrite(5, 1, outB, latest);
+        assertThat(markers(compaction.rewrite(6, 1, outMarkerB, latest))).hasSize(1);
+        assertThat(compaction.rewriteAgainAtMs()).isEqualTo(now.get() + 1);
+
+        // At the horizon, but the transaction checkpoint does not cover the marker yet: it stays, and no run is asked.
+        now.addAndGet(1);
+        checkpointed = 2;
+        latest = latestOf(merged);
+        assertThat(markers(compaction.rewrite(0, 5, merged, latest))).hasSize(1);
+        assertThat(compaction.rewriteAgainAtMs()).isEqualTo(Long.MAX_VALUE);
+
+        checkpointed = 3;
+        latest = latestOf(merged);
+        ByteBuffer out = compaction.rewrite(0, 5, merged, latest);
+        assertThat(markers(out)).isEmpty();
+        assertThat(offsets(out)).containsExactly(3L, 4L);
+        assertThat(batches(out).getLast().lastOffset()).isEqualTo(4);
+    }
+
+    @Test
+    void anExpiredCommitMarkerThatEndsItsStoredBatchStaysAsAnEmptyControlBatch() {
+        ByteBuffer markerOnly = marker(7, 5, true).buffer();
+        ByteBuffer first = compaction.rewrite(7, 1, markerOnly, latestOf(markerOnly));
+        now.addAndGet(100);
+        ByteBuffer second = compaction.rewrite(7, 1, first, latestOf(first));
+        assertThat(batches(second)).singleElement().satisfies(b -> {
+            assertThat(b.isControlBatch()).isTrue();
+            assertThat(b.countOrNull()).isZero();
+            assertThat(b.lastOffset()).isEqualTo(7);
+        });
+        // An emptied marker decides nothing: it is dropped once it no longer ends a stored batch.
+        ByteBuffer merged = concat(MemoryRecords.readableRecords(second),
+                MemoryRecords.withRecords(8, Compression.NONE, record("x", "1")));
+        assertThat(markers(compaction.rewrite(7, 2, merged, latestOf(merged)))).isEmpty();
+    }
+
+    @Test
+    void abortMarkersStayEvenWhenTheirTransactionIsGone() {
+        aborted = List.of(new PartitionTxns.Aborted(9, 0, 1));
+        ByteBuffer stored = concat(MemoryRecords.withTransactionalRecords(0, Compression.NONE, 9, (short) 0, 0, 0,
+                record("a", "x")), marker(1, 9, false),
+                MemoryRecords.withRecords(2, Compression.NONE, record("b", "1")));
+        ByteBuffer out = compaction.rewrite(0, 3, stored, latestOf(stored));
+        now.addAndGet(1_000);
+        out = compaction.rewrite(0, 3, out, latestOf(out));
+        assertThat(markers(out)).singleElement().satisfies(b -> {
+            assertThat(b.countOrNull()).isOne();
+            assertThat(b.deleteHorizonMs()).isEmpty();
+        });
+        assertThat(compaction.rewriteAgainAtMs()).isEqualTo(Long.MAX_VALUE);
     }
 }
