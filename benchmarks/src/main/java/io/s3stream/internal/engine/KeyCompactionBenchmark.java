@@ -1,7 +1,6 @@
 package io.s3stream.internal.engine;
 
 import io.s3stream.FetchResult;
-import io.s3stream.RecordBatch;
 import io.s3stream.StorageConfig;
 import io.s3stream.StoredBatch;
 import io.s3stream.Stream;
@@ -12,9 +11,12 @@ import io.s3stream.spi.ObjectMetadata;
 import io.s3stream.spi.ObjectState;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.record.internal.ControlRecordType;
+import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.RecordBatch;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -32,11 +34,18 @@ import java.util.concurrent.TimeUnit;
  * batches of 100, uncompressed) over {@code keys} distinct keys written in random order; the benchmark times one
  * compaction of everything (index and rewrite passes) and a cold read of the whole stream before and after.
  *
- * <p>Prints the input bytes (stream objects before), output bytes, seconds, input MB/s, the passes the key map needed
- * and its memory. Usage: {@code java -Xmx2g -cp benchmarks/target/benchmarks.jar
- * io.s3stream.internal.engine.KeyCompactionBenchmark [records=5000000] [keys=1000000] [mapMiB=32] [dir]}.
+ * <p>With {@code perTxn > 0} the records are written as a Kafka Streams changelog under exactly-once would hold them:
+ * transactions of {@code perTxn} records (one transactional batch) each followed by its commit marker, and the topic's
+ * {@code delete.retention.ms} is 0, so a marker whose transaction has no record left goes in the same compaction.
+ *
+ * <p>Prints the input bytes (stream objects before), output bytes after the compaction and after the next run (which
+ * rewrites everything again, as every run does, merging the first run's batches), seconds, input MB/s, the passes the
+ * key map needed and its memory, and the records and markers left. Usage: {@code java -Xmx2g -cp benchmarks/target/benchmarks.jar
+ * io.s3stream.internal.engine.KeyCompactionBenchmark [records=5000000] [keys=1000000] [mapMiB=32] [dir] [perTxn=0]}.
  */
 public final class KeyCompactionBenchmark {
+    private static final long PRODUCER = 1;
+
     private KeyCompactionBenchmark() {
     }
 
@@ -53,7 +62,9 @@ public final class KeyCompactionBenchmark {
         long records = args.length > 0 ? Long.parseLong(args[0]) : 5_000_000;
         int keys = args.length > 1 ? Integer.parseInt(args[1]) : 1_000_000;
         long mapBytes = (args.length > 2 ? Long.parseLong(args[2]) : 32) << 20;
-        Path dir = args.length > 3 ? Path.of(args[3]) : Files.createTempDirectory("key-compaction-bench");
+        Path dir = args.length > 3 && !args[3].equals("-") ? Path.of(args[3])
+                : Files.createTempDirectory("key-compaction-bench");
+        int perTxn = args.length > 4 ? Integer.parseInt(args[4]) : 0;
         Random random = new Random(42);
         byte[] value = new byte[100];
         long id;
@@ -64,20 +75,30 @@ public final class KeyCompactionBenchmark {
             for (long written = 0; written < records; ) {
                 buffer.clear();
                 long base = stream.nextOffset();
-                MemoryRecordsBuilder b = MemoryRecords.builder(buffer, Compression.NONE, TimestampType.CREATE_TIME, base);
-                int n = (int) Math.min(100, records - written);
+                int n = (int) Math.min(perTxn > 0 ? perTxn : 100, records - written);
+                MemoryRecordsBuilder b = perTxn > 0
+                        ? MemoryRecords.builder(buffer, RecordBatch.CURRENT_MAGIC_VALUE, Compression.NONE,
+                                TimestampType.CREATE_TIME, base, -1, PRODUCER, (short) 0, (int) written, true,
+                                RecordBatch.NO_PARTITION_LEADER_EPOCH)
+                        : MemoryRecords.builder(buffer, Compression.NONE, TimestampType.CREATE_TIME, base);
                 for (int i = 0; i < n; i++) {
                     random.nextBytes(value);
                     b.append(System.currentTimeMillis(), ("key-" + random.nextInt(keys)).getBytes(StandardCharsets.UTF_8),
                             value);
                 }
                 ByteBuffer batch = b.build().buffer();
-                stream.append(RecordBatch.of(n, batch)).get(30, TimeUnit.SECONDS);
+                stream.append(io.s3stream.RecordBatch.of(n, batch)).get(30, TimeUnit.SECONDS);
                 written += n;
+                if (perTxn > 0) {
+                    stream.append(io.s3stream.RecordBatch.of(1, MemoryRecords.withEndTransactionMarker(
+                            stream.nextOffset(), System.currentTimeMillis(), 0, PRODUCER, (short) 0,
+                            new EndTransactionMarker(ControlRecordType.COMMIT, 0)).buffer())).get(30, TimeUnit.SECONDS);
+                }
             }
             stream.close().get(5, TimeUnit.MINUTES);
         }
-        Map<String, String> topic = Map.of("cleanup.policy", "compact", "min.cleanable.dirty.ratio", "0");
+        Map<String, String> topic = Map.of("cleanup.policy", "compact", "min.cleanable.dirty.ratio", "0",
+                "delete.retention.ms", perTxn > 0 ? "0" : "86400000");
         KafkaKeyCompaction compaction = new KafkaKeyCompaction(
                 () -> new KafkaKeyCompaction.Transactions(Long.MAX_VALUE, List.of(), Long.MAX_VALUE), () -> topic,
                 System::currentTimeMillis);
@@ -106,12 +127,25 @@ public final class KeyCompactionBenchmark {
             double seconds = (System.nanoTime() - start) / 1e9;
             long after = streamBytes(engine);
             double readAfter = readAllSeconds(stream);
+            // The next run of this stream rewrites it all again from its oldest object (on new data): do one now, by
+            // forgetting the run's checkpoint, to see what that run leaves (it merges the first run's small batches).
+            engine.metadataStore().deleteKv("s3stream/key-compaction/" + id).join();
+            Compactor.Stats again = engine.compactor().runNow();
+            if (again.lastError() != null || again.keyCompactionRuns() != stats.keyCompactionRuns() + 1) {
+                throw new IllegalStateException("the second run did not run: " + again.lastError());
+            }
+            long afterAgain = streamBytes(engine);
             long left = 0;
+            long markers = 0;
             for (long at = stream.startOffset(); at < stream.confirmedOffset(); ) {
                 try (FetchResult r = stream.fetch(at, stream.confirmedOffset(), 1 << 20).get(1, TimeUnit.MINUTES)) {
                     for (StoredBatch sb : r.batches()) {
                         for (MutableRecordBatch kb : MemoryRecords.readableRecords(sb.payload().duplicate()).batches()) {
-                            left += kb.countOrNull();
+                            if (kb.isControlBatch()) {
+                                markers += kb.countOrNull();
+                            } else {
+                                left += kb.countOrNull();
+                            }
                         }
                     }
                     at = r.batches().getLast().endOffset();
@@ -119,8 +153,9 @@ public final class KeyCompactionBenchmark {
             }
             System.out.printf("records %,d keys %,d map %d MiB (%,d keys per pass)%n", records, keys, mapBytes >> 20,
                     (long) (mapBytes / 24 * 0.9));
-            System.out.printf("stream objects before %.1f MiB, after %.1f MiB; records left %,d%n", before / 1048576.0,
-                    after / 1048576.0, left);
+            System.out.printf("stream objects before %.1f MiB, after %.1f MiB, after the next run %.2f MiB; records left"
+                    + " %,d, markers left %,d%n", before / 1048576.0, after / 1048576.0, afterAgain / 1048576.0, left,
+                    markers);
             System.out.printf("key compaction: %d passes, %.2f s, %.1f MB/s of input (%.1f MiB read in the rewrite "
                     + "pass, %.1f MiB written)%n", stats.keyCompactionRuns(), seconds, before / 1e6 / seconds,
                     stats.keyCompactionBytesIn() / 1048576.0, stats.keyCompactionBytesOut() / 1048576.0);
