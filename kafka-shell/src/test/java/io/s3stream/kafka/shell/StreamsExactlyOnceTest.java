@@ -8,6 +8,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -40,8 +41,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * back with read_committed are exact, and each word's counts only ever grow (nothing processed twice is visible).
  *
  * <p>The store's changelog is the compacted topic Streams creates by default: before the second instance starts, with
- * no local state, the changelog is compacted down to one record per word (plus transaction markers), and the store
- * restored from it holds the exact counts.
+ * no local state, the changelog is compacted down to one record per word, and its commit markers down to those of the
+ * transactions that still hold a record (its {@code delete.retention.ms} is 1 s here), and the store restored from
+ * it holds the exact counts.
  */
 @Timeout(240)
 class StreamsExactlyOnceTest {
@@ -62,6 +64,7 @@ class StreamsExactlyOnceTest {
         p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
         p.put(StreamsConfig.topicPrefix(TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG), "0.01");
+        p.put(StreamsConfig.topicPrefix(TopicConfig.DELETE_RETENTION_MS_CONFIG), "1000");
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 6000);
         StreamsBuilder b = new StreamsBuilder();
         b.<String, String>stream("lines")
@@ -154,9 +157,14 @@ class StreamsExactlyOnceTest {
             admin.createTopics(List.of(new NewTopic("lines", PARTITIONS, (short) 1),
                     new NewTopic("counts", PARTITIONS, (short) 1))).all().get();
         }
-        produceLines(0, 300);
+        produceLines(0, 100);
         KafkaStreams streams = start(state.resolve("a"));
         try {
+            // The rest in small steps, so that the changelog gets many commits (and markers) per word.
+            for (int i = 100; i < 300; i += 10) {
+                produceLines(i, i + 10);
+                Thread.sleep(150);
+            }
             assertCounts(awaitCounts(expected(300)), expected(300));
         } finally {
             streams.close(Duration.ofSeconds(30));
@@ -177,6 +185,28 @@ class StreamsExactlyOnceTest {
             records = readCommitted(changelog).values().stream().mapToInt(List::size).sum();
         }
         assertThat(records).as("changelog records after compaction").isEqualTo(expected(300).size());
+        // Its commit markers go once their transactions hold no record and delete.retention.ms has passed: at most
+        // one is left per record (a marker left is that of a transaction holding a record).
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        List<String> counted;
+        while (true) {
+            counted = new ArrayList<>();
+            try (RawClient raw = new RawClient(fx.shell.port())) {
+                for (int p = 0; p < PARTITIONS; p++) {
+                    List<MutableRecordBatch> batches = raw.batches(changelog, p, 0);
+                    long markers = batches.stream().filter(b -> b.isControlBatch() && b.countOrNull() > 0).count();
+                    long kept = batches.stream().filter(b -> !b.isControlBatch()).mapToLong(b -> b.countOrNull()).sum();
+                    if (markers > kept) {
+                        counted.add("partition " + p + ": " + markers + " markers, " + kept + " records");
+                    }
+                }
+            }
+            if (counted.isEmpty() || System.nanoTime() > deadline) {
+                break;
+            }
+            Thread.sleep(500);
+        }
+        assertThat(counted).as("changelog partitions with spent commit markers").isEmpty();
 
         // A new instance, with no local state: the store is restored from its compacted changelog.
         streams = start(state.resolve("b"));

@@ -39,8 +39,9 @@ import java.util.function.Supplier;
  *       removes it (as Kafka's cleaner does), so a read_committed consumer that read part of the transaction before
  *       its records went still sees it end. A pass sees a whole transaction: passes run in offset order from the
  *       stream's oldest data, and a producer has one transaction open per partition at a time. A marker the
- *       partition's transaction checkpoint does not cover yet ({@link Transactions#checkpointed}) stays: an open
- *       rebuilds the transaction state from the checkpoint and the markers after it.</li>
+ *       partition's transaction checkpoint does not cover yet ({@link Transactions#checkpointed}) stays until it does
+ *       (a rewrite is asked for a few seconds later): an open rebuilds the transaction state from the checkpoint and
+ *       the markers after it.</li>
  *   <li>Abort markers stay, about 80 bytes per aborted transaction: the partition's aborted-transaction index lists
  *       each aborted transaction until retention trims it, and a read_committed consumer handed an entry whose marker
  *       is gone would skip its producer's later transactions. Aborts are rare; commits are not (Kafka Streams under
@@ -191,11 +192,13 @@ public final class KafkaKeyCompaction implements KeyCompaction {
             return Marker.KEEP;
         }
         long horizon = marker.deleteHorizonMs().orElse(now + deleteRetentionMs);
-        if (now >= horizon && marker.lastOffset() < checkpointed) {
-            return Marker.REMOVE;
-        }
-        if (horizon > now) {
+        if (now < horizon) {
             earliestHorizon = Math.min(earliestHorizon, horizon);
+        } else if (marker.lastOffset() < checkpointed) {
+            return Marker.REMOVE;
+        } else {
+            // The partition checkpoints its transaction state when asked for it at the next round (TxnCheckpoint).
+            earliestHorizon = Math.min(earliestHorizon, now + TxnCheckpoint.INTERVAL_MS);
         }
         return Marker.EXPIRING; // the filter stamps the horizon if it has none yet
     }

@@ -112,9 +112,22 @@ public final class PartitionLog {
         if (!txnsReady.isDone() || txnsUnknown || failure != null || retired) {
             return null;
         }
+        try {
+            appender.execute(this::checkpointTxnsIfIdle); // so that compaction may remove the markers a round later
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            return null; // the shell is closing
+        }
         PartitionTxns.View view = txns.view();
         return new KafkaKeyCompaction.Transactions(view.lastStableOffset(highWatermark()), view.aborted(),
                 txnCheckpoint.covered());
+    }
+
+    /** Checkpoints the transaction state if it changed a while ago and everything appended is durable (appender). */
+    private void checkpointTxnsIfIdle() {
+        long offset = stream.nextOffset();
+        if (failure == null && !retired && stream.confirmedOffset() >= offset && txnCheckpoint.dueIdle()) {
+            txnCheckpoint.write(offset, txns.checkpoint(offset));
+        }
     }
 
     /**

@@ -92,6 +92,22 @@ final class TxnCheckpoint {
         return true;
     }
 
+    /**
+     * While the partition takes no appends: whether a checkpoint is due (the state changed since the last one, at least
+     * {@link #INTERVAL_MS} ago). Asked at each key compaction round, so that a compacted partition that went idle right
+     * after a transaction still gets its markers covered. Resets the schedule when it is.
+     */
+    boolean dueIdle() {
+        long now = System.currentTimeMillis();
+        if (!exists || !dirty || now - atMs < INTERVAL_MS) {
+            return false;
+        }
+        dirty = false;
+        bytesSince = 0;
+        atMs = now;
+        return true;
+    }
+
     /** Writes the state as of {@code offset} after the writes before it; one older than already written is dropped. */
     synchronized CompletableFuture<Void> write(long offset, byte[] checkpoint) {
         if (offset <= written) {

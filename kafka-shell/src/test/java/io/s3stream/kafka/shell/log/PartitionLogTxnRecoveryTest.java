@@ -123,5 +123,6 @@ class PartitionLogTxnRecoveryTest {
         assertThat(checkpoint.due((int) TxnCheckpoint.BYTES)).isTrue();
         checkpoint.changed();
         assertThat(checkpoint.due(1)).as("changed, but the last one is recent").isFalse();
+        assertThat(checkpoint.dueIdle()).as("the same while idle").isFalse();
     }
 }
