@@ -87,6 +87,22 @@ class CompactedTopicTest {
         return read;
     }
 
+    /** Waits (up to a minute) until at most {@code most} markers of {@code tp} hold a record; returns those left. */
+    static List<MutableRecordBatch> awaitMarkers(ShellFixture fx, TopicPartition tp, int most) throws Exception {
+        long deadline = System.currentTimeMillis() + 60_000;
+        List<MutableRecordBatch> markers;
+        while (true) {
+            try (RawClient raw = new RawClient(fx.shell.port())) {
+                markers = raw.batches(tp.topic(), tp.partition(), 0).stream()
+                        .filter(b -> b.isControlBatch() && b.countOrNull() > 0).toList();
+            }
+            if (markers.size() <= most || System.currentTimeMillis() > deadline) {
+                return markers;
+            }
+            Thread.sleep(200);
+        }
+    }
+
     @Test
     void readersSeeTheLatestValueOfEachKeyThenTombstonesGoAfterDeleteRetention() throws Exception {
         try (ShellFixture fx = new ShellFixture(FAST); Admin admin = fx.admin()) {
@@ -294,34 +310,46 @@ class CompactedTopicTest {
             }
             // 20 transactions of 10 records and a marker, an aborted one, a last one of 1 record: offsets 0..232.
             assertThat(awaitCompacted(fx, 10)).hasSize(10);
-            long deadline = System.currentTimeMillis() + 60_000;
-            List<MutableRecordBatch> markers = List.of();
-            while (System.currentTimeMillis() < deadline) {
-                try (RawClient raw = new RawClient(fx.shell.port())) {
-                    markers = raw.batches(TOPIC, 0, 0).stream()
-                            .filter(b -> b.isControlBatch() && b.countOrNull() > 0).toList();
-                }
-                if (markers.size() <= 3) {
-                    break;
-                }
-                Thread.sleep(200);
-            }
             // Left: the commit of transaction 19 (key-1..9 are still its records), the abort, the last commit.
+            List<MutableRecordBatch> markers = awaitMarkers(fx, TP, 3);
             assertThat(markers).extracting(MutableRecordBatch::baseOffset).containsExactly(219L, 230L, 232L);
             assertThat(markers.getFirst().deleteHorizonMs()).isEmpty();
             assertThat(fx.shell.metrics().compaction().failedRuns()).isZero();
 
             fx.restart();
+            long deadline = System.currentTimeMillis() + 30_000;
             try (KafkaConsumer<String, String> c = fx.consumer(null, Map.of("isolation.level", "read_committed"))) {
                 c.assign(List.of(TP));
                 assertThat(c.endOffsets(List.of(TP)).get(TP)).as("the last stable offset").isEqualTo(233);
                 c.seekToBeginning(List.of(TP));
                 Map<String, String> seen = new HashMap<>();
-                while (c.position(TP) < 233 && System.currentTimeMillis() < deadline + 30_000) {
+                while (c.position(TP) < 233 && System.currentTimeMillis() < deadline) {
                     c.poll(Duration.ofMillis(200)).forEach(r -> seen.put(r.key(), r.value()));
                 }
                 assertThat(seen).hasSize(10).containsEntry("key-0", "last").containsEntry("key-9", "t19-9");
             }
+        }
+    }
+
+    /** librdkafka reads a compacted transactional topic whose spent commit markers went (empty control batches). */
+    @Test
+    void confluentKafkaReadsACompactedTransactionalTopicWhoseMarkersWent() throws Exception {
+        ExternalClients.require("confluent-kafka (" + ExternalClients.PYTHON + ")", ExternalClients.PYTHON, "-c",
+                "import confluent_kafka");
+        String script = java.nio.file.Path.of("src/test/python/confluent_compacted_txn.py").toAbsolutePath().toString();
+        try (ShellFixture fx = new ShellFixture(FAST)) {
+            var produced = ExternalClients.run(new byte[0], List.of(ExternalClients.PYTHON, script, "produce",
+                    fx.bootstrap()));
+            assertThat(produced.exit()).as(produced.output()).isZero();
+            TopicPartition tp = new TopicPartition("py-compact-txn", 0);
+            assertThat(awaitCompacted(fx, tp, 10)).hasSize(10);
+            assertThat(awaitMarkers(fx, tp, 3)).extracting(MutableRecordBatch::baseOffset)
+                    .containsExactly(219L, 230L, 232L);
+            var consumed = ExternalClients.run(new byte[0], List.of(ExternalClients.PYTHON, script, "consume",
+                    fx.bootstrap()));
+            assertThat(consumed.exit()).as(consumed.output()).isZero();
+            assertThat(consumed.output()).contains("confluent-kafka read_committed OK 10 records",
+                    "confluent-kafka read_uncommitted OK 10 records");
         }
     }
 
