@@ -103,7 +103,11 @@ public interface MetadataStore extends AutoCloseable {
     /** Every object in the given states, in id order (for compaction, deletion and leak checks). */
     CompletableFuture<List<ObjectMetadata>> listObjects(ObjectState... states);
 
-    /** Records that objects marked for deletion were deleted from the bucket. */
+    /**
+     * Records that objects marked for deletion were deleted from the bucket. The manifest may then forget them (the
+     * built-in stores do: a manifest holds what exists, not every object ever written); recording an object again is
+     * accepted, so a retried call succeeds.
+     */
     CompletableFuture<Void> objectsDeleted(List<Long> objectIds);
 
     CompletableFuture<Optional<byte[]>> getKv(String key);

@@ -8,6 +8,10 @@ public enum ObjectState {
     COMMITTED,
     /** No longer referenced; deleted from the bucket after a grace period. */
     MARKED_FOR_DELETION,
-    /** Gone from the bucket. */
+    /**
+     * Gone from the bucket. The built-in stores forget an object once its deletion is recorded
+     * ({@link MetadataStore#objectsDeleted}), so they never report this state; it is here for stores that keep
+     * history.
+     */
     DELETED
 }

@@ -846,7 +846,7 @@ public abstract class MetadataStoreContractTest {
         }
 
         @Test
-        void aKeyIsAdoptedOnceEver() {
+        void aKeyIsAdoptedOnceWhileTheManifestKnowsIt() {
             long s = createStream().streamId();
             join(store.commitObjects(new CommitRequest(NODE_A, epochA,
                     List.of(NewObject.adopted("wal/101/x", 10, List.of(range(s, 0, 0, 5)))), List.of(), 1)));
@@ -857,6 +857,19 @@ public abstract class MetadataStoreContractTest {
                     List.of(NewObject.adopted("wal/101/y", 10, List.of(range(s, 0, 5, 6))),
                             NewObject.adopted("wal/101/y", 10, List.of())), List.of(), 2)), "twice");
             assertEquals(5, stream(s).endOffset());
+
+            // Marked, still known: still refused. Deleted and forgotten: the key is free again (its bytes are gone,
+            // so nothing the manifest references can be deleted by a second adoption).
+            join(store.trimStream(s, 0, 5));
+            long x = join(store.listObjects(ObjectState.MARKED_FOR_DELETION)).stream()
+                    .filter(o -> o.key().equals("wal/101/x")).findFirst().orElseThrow().objectId();
+            assertFails(MetadataConflictException.class, () -> store.commitObjects(new CommitRequest(NODE_A, epochA,
+                    List.of(NewObject.adopted("wal/101/x", 10, List.of(range(s, 0, 5, 6)))), List.of(), 2)),
+                    "already adopted");
+            join(store.objectsDeleted(List.of(x)));
+            join(store.commitObjects(new CommitRequest(NODE_A, epochA,
+                    List.of(NewObject.adopted("wal/101/x", 10, List.of(range(s, 0, 5, 6)))), List.of(), 2)));
+            assertEquals(6, stream(s).endOffset());
         }
 
         @Test
@@ -1150,20 +1163,25 @@ public abstract class MetadataStoreContractTest {
         }
 
         @Test
-        void objectsDeletedMovesMarkedObjectsToDeleted() {
+        void objectsDeletedForgetsMarkedObjects() {
             join(store.trimStream(s, 0, 20));
             assertFails(MetadataConflictException.class, () -> store.objectsDeleted(List.of(o1, o3)), "" + o3);
             assertEquals(List.of(o1, o2), ids(ObjectState.MARKED_FOR_DELETION), "atomic");
             long p = prepare();
             assertFails(MetadataConflictException.class, () -> store.objectsDeleted(List.of(p)), "" + p);
             long unknown = p + 1_000_000;
-            assertFails(MetadataConflictException.class, () -> store.objectsDeleted(List.of(unknown)));
+            assertFails(MetadataConflictException.class, () -> store.objectsDeleted(List.of(unknown)),
+                    "never prepared");
 
             join(store.objectsDeleted(List.of(o1, o2)));
-            assertEquals(List.of(o1, o2), ids(ObjectState.DELETED));
+            assertEquals(List.of(), ids(ObjectState.DELETED), "forgotten, not kept as history");
             assertEquals(List.of(), ids(ObjectState.MARKED_FOR_DELETION));
+            assertEquals(List.of(o3, o4, p), ids());
             join(store.objectsDeleted(List.of(o1))); // a retried call succeeds
-            assertEquals(List.of(o1, o2), ids(ObjectState.DELETED));
+            join(store.objectsDeleted(List.of(o2, o2)));
+            assertEquals(List.of(o3, o4, p), ids());
+            assertFails(MetadataConflictException.class, () -> store.commitObjects(compaction(List.of(o1),
+                    streamObject(prepare(), range(s, 0, 0, 10)))), "" + o1);
         }
 
         @Test

@@ -31,8 +31,8 @@ public final class LeakChecker {
      * What the check found.
      *
      * @param bucketKeys          data keys listed
-     * @param leakedKeys          keys in the bucket whose object is unknown to the manifest or already recorded as
-     *                            deleted
+     * @param leakedKeys          keys in the bucket whose object is unknown to both reads of the manifest, or
+     *                            recorded as deleted in the first
      * @param missingObjects      committed objects whose key is not in the bucket
      * @param pendingDeletionKeys keys of objects marked for deletion (or prepared and expired) still in the bucket
      * @param inFlightKeys        keys of prepared objects not committed yet (uploads or compactions in progress)
@@ -74,6 +74,10 @@ public final class LeakChecker {
             present.add(key);
             ObjectMetadata now = after.get(key);
             ObjectMetadata earlier = before.get(key);
+            if (now == null && earlier != null && earlier.state() != ObjectState.DELETED) {
+                pending.add(key); // deleted and forgotten between listing and the second read
+                continue;
+            }
             if (now == null || (earlier != null && earlier.state() == ObjectState.DELETED)) {
                 leaked.add(key);
                 continue;

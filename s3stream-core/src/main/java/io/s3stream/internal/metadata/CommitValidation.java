@@ -107,7 +107,7 @@ final class CommitValidation {
             ObjectEntry e = objects.get(id);
             if (e == null || e.state != ObjectState.COMMITTED) {
                 throw new MetadataConflictException("compacted object " + id + " is "
-                        + (e == null ? "unknown" : e.state) + ", not COMMITTED");
+                        + (e == null ? "unknown or deleted" : e.state) + ", not COMMITTED");
             }
             inputs.add(e);
             for (StreamRange r : e.ranges) {

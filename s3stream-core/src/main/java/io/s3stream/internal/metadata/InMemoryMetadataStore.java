@@ -90,8 +90,9 @@ import java.util.function.Supplier;
  *       {@code limit} ({@code >= 1}). Empty for an unknown or deleted stream or an empty interval. A range wholly
  *       below the start offset is trimmed data and is not returned even if its stream set object lives on.</li>
  *   <li>{@code listObjects(states...)}: objects in any of the states, in id order; no states means every state.</li>
- *   <li>{@code objectsDeleted(ids)}: {@code MARKED_FOR_DELETION} becomes {@code DELETED}; an id already
- *       {@code DELETED} is accepted again (a retried call succeeds); any other state or an unknown id is a conflict
+ *   <li>{@code objectsDeleted(ids)}: objects {@code MARKED_FOR_DELETION} are forgotten (no state lists them any
+ *       more, their ids and adopted keys are unknown from then on); an id forgotten before (allocated, no longer
+ *       known) is accepted again (a retried call succeeds); any other state or an id never allocated is a conflict
  *       and nothing changes.</li>
  * </ul>
  *

@@ -86,7 +86,10 @@ public final class ManifestState {
     private final Map<Long, Long> walPositions = new HashMap<>();
     private final TreeMap<Long, StreamEntry> streams = new TreeMap<>();
     private final TreeMap<Long, ObjectEntry> objects = new TreeMap<>();
-    /** Adopted objects by key, in every state: a key is adopted at most once, ever. */
+    /**
+     * Adopted objects by key, until their deletion is recorded: a key is adopted at most once while the manifest
+     * knows it (a second adoption would be deleted while the first still references the bytes).
+     */
     private final Map<String, Long> adoptedKeys = new HashMap<>();
     private final PriorityQueue<ObjectEntry> preparedByDeadline =
             new PriorityQueue<>(Comparator.comparing((ObjectEntry e) -> e.deadline).thenComparingLong(e -> e.objectId));
@@ -542,7 +545,8 @@ public final class ManifestState {
     private void checkPrepared(long objectId) {
         ObjectEntry e = objects.get(objectId);
         if (e == null) {
-            throw new MetadataConflictException("object " + objectId + " was never prepared");
+            throw new MetadataConflictException("object " + objectId + (objectId >= 0 && objectId < nextObjectId
+                    ? " is deleted" : " was never prepared"));
         }
         switch (e.state) {
             case PREPARED -> {
@@ -555,7 +559,6 @@ public final class ManifestState {
             case MARKED_FOR_DELETION -> throw new MetadataConflictException(e.expired
                     ? "object " + objectId + " expired at " + e.deadline + " before it was committed"
                     : "object " + objectId + " is already committed and marked for deletion");
-            case DELETED -> throw new MetadataConflictException("object " + objectId + " is deleted");
         }
     }
 
@@ -626,6 +629,11 @@ public final class ManifestState {
         doObjectsDeleted(objectIds, false);
     }
 
+    /**
+     * Forgets objects whose deletion from the bucket is recorded: the entry and its adopted key go, so the manifest
+     * holds what exists (or may still exist) and not the history of everything ever written. An id below
+     * {@link #nextObjectId} that is not known any more was deleted already: a retried call is accepted.
+     */
     private void doObjectsDeleted(List<Long> objectIds, boolean dryRun) {
         Objects.requireNonNull(objectIds, "objectIds");
         List<ObjectEntry> entries = new ArrayList<>(objectIds.size());
@@ -633,10 +641,13 @@ public final class ManifestState {
             Objects.requireNonNull(id, "object id");
             ObjectEntry e = objects.get(id);
             if (e == null) {
-                throw new MetadataConflictException("object " + id + " is unknown");
+                if (id >= 0 && id < nextObjectId) {
+                    continue; // deleted and forgotten before: a retried call
+                }
+                throw new MetadataConflictException("object " + id + " was never prepared");
             }
             boolean due = e.state == ObjectState.PREPARED && !now().isBefore(e.deadline); // expired, not yet marked
-            if (e.state != ObjectState.MARKED_FOR_DELETION && e.state != ObjectState.DELETED && !due) {
+            if (e.state != ObjectState.MARKED_FOR_DELETION && !due) {
                 throw new MetadataConflictException("object " + id + " is " + e.state
                         + ", not MARKED_FOR_DELETION; it must not be deleted from the bucket");
             }
@@ -646,7 +657,11 @@ public final class ManifestState {
             return;
         }
         for (ObjectEntry e : entries) {
-            e.state = ObjectState.DELETED;
+            e.state = ObjectState.DELETED; // for the prepared-deadline queue, which may still hold the entry
+            objects.remove(e.objectId);
+            if (e.key != null) {
+                adoptedKeys.remove(e.key);
+            }
         }
     }
 
@@ -740,6 +755,9 @@ public final class ManifestState {
         }
         for (ObjectSnapshot os : snapshot.objects()) {
             ObjectMetadata om = os.metadata();
+            if (om.state() == ObjectState.DELETED) {
+                continue; // a checkpoint written before deleted objects were forgotten (doObjectsDeleted)
+            }
             ObjectEntry e = new ObjectEntry(om.objectId(), os.deadline());
             e.type = om.type();
             e.sizeBytes = om.sizeBytes();

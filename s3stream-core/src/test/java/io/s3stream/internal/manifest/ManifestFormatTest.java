@@ -4,6 +4,8 @@ import io.s3stream.StreamOptions;
 import io.s3stream.internal.metadata.ManifestState;
 import io.s3stream.internal.metadata.ManifestOp;
 import io.s3stream.spi.CommitRequest;
+import io.s3stream.spi.ObjectMetadata;
+import io.s3stream.spi.ObjectState;
 import io.s3stream.spi.ObjectType;
 import io.s3stream.spi.StreamRange;
 import io.s3stream.testing.ManualClock;
@@ -11,6 +13,7 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -71,6 +74,36 @@ class ManifestFormatTest {
         apply(m, next, t);
         apply(restored, next, t);
         assertThat(encode(restored)).isEqualTo(encode(m));
+    }
+
+    @Test
+    void deletedObjectsLeaveTheStateAndCheckpointsOfEarlierVersionsRestoreWithoutThem() {
+        ManifestState m = sample();
+        ObjectMetadata seal = m.listObjects(ObjectState.MARKED_FOR_DELETION).stream()
+                .filter(o -> o.key().equals("wal/1/0000000000000004")).findFirst().orElseThrow();
+        ManifestState.Snapshot before = m.snapshot();
+        apply(m, new ManifestOp.ObjectsDeleted(List.of(seal.objectId())), clock.instant());
+
+        assertThat(m.snapshot().objects()).hasSize(before.objects().size() - 1)
+                .noneMatch(o -> o.metadata().objectId() == seal.objectId());
+        apply(m, new ManifestOp.ObjectsDeleted(List.of(seal.objectId())), clock.instant()); // a retry applies too
+
+        // A checkpoint written before objects were forgotten holds the deleted object in state DELETED.
+        List<ManifestState.ObjectSnapshot> legacyObjects = new ArrayList<>();
+        for (ManifestState.ObjectSnapshot o : before.objects()) {
+            legacyObjects.add(o.metadata().objectId() != seal.objectId() ? o : new ManifestState.ObjectSnapshot(
+                    new ObjectMetadata(seal.objectId(), seal.type(), seal.sizeBytes(), seal.ranges(), seal.nodeId(),
+                            seal.committedAtMs(), ObjectState.DELETED, seal.key()), o.deadline(), o.expired()));
+        }
+        ManifestState legacy = ManifestState.restore(new ManifestState.Snapshot(before.nextStreamId(),
+                before.nextObjectId(), before.nodeEpochs(), before.walPositions(), before.streams(), legacyObjects,
+                before.kv()), clock);
+        assertThat(encode(legacy)).isEqualTo(encode(m));
+        for (ManifestState state : List.of(m, legacy)) { // the key is free again, in both
+            apply(state, new ManifestOp.CommitObjects(new CommitRequest(1, 1, List.of(CommitRequest.NewObject
+                    .adopted("wal/1/0000000000000004", 12, List.of())), List.of(), 6L << 24)), clock.instant());
+        }
+        assertThat(encode(legacy)).isEqualTo(encode(m));
     }
 
     @Test
