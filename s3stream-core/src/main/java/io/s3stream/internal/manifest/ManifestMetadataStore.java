@@ -187,49 +187,56 @@ public final class ManifestMetadataStore implements MetadataStore {
         logTime = Instant.EPOCH;
         lastCheckpointSeq = 0;
         loadLatestCheckpoint();
-        List<Long> seqs = new ArrayList<>();
+        // Entries are read by number up to the last one listed, not from the listing itself: entry n + 1 is created
+        // only after entry n exists, but a listing taken while a node commits can show n + 1 without n (a directory
+        // walk or a LIST page that passed n's key before n was created). So every number up to the last listed
+        // exists, unless garbage collection took it (a newer checkpoint then exists) or the log is damaged.
+        long last = viewSeq;
         for (ObjectInfo info : io.list(io.logPrefix())) {
-            long seq = io.logSeq(info);
-            if (seq > viewSeq) {
-                seqs.add(seq);
-            }
+            last = Math.max(last, io.logSeq(info));
         }
-        seqs.sort(null);
-        for (int i = 0; i < seqs.size(); i++) {
-            long expected = viewSeq + 1 + i;
-            if (seqs.get(i) != expected) {
-                List<ObjectInfo> checkpoints = io.list(io.checkpointPrefix());
-                if (!checkpoints.isEmpty() && io.checkpointSeq(checkpoints.getLast()) > viewSeq) {
-                    throw new LoadRaceException("a newer checkpoint appeared");
-                }
-                throw new CorruptDataException("manifest entry " + io.logKey(expected) + " is missing although "
-                        + io.logKey(seqs.get(i)) + " exists" + (viewSeq == 0 ? "" : " (after checkpoint "
-                        + io.checkpointKey(viewSeq) + ")") + ": the log has a gap, refusing to skip history");
-            }
-        }
-        for (int from = 0; from < seqs.size(); from += FETCH_WINDOW) {
+        for (long from = viewSeq + 1; from <= last; from += FETCH_WINDOW) {
             List<CompletableFuture<ByteBuf>> window = new ArrayList<>();
-            int to = Math.min(seqs.size(), from + FETCH_WINDOW);
-            for (int i = from; i < to; i++) {
+            long to = Math.min(last, from + FETCH_WINDOW - 1);
+            for (long seq = from; seq <= to; seq++) {
                 io.counters.gets.incrementAndGet();
-                window.add(store.get(io.logKey(seqs.get(i))));
+                window.add(store.get(io.logKey(seq)));
             }
-            for (int i = from; i < to; i++) {
-                long seq = seqs.get(i);
+            for (long seq = from; seq <= to; seq++) {
                 String key = io.logKey(seq);
+                int i = (int) (seq - from);
                 byte[] bytes;
                 try {
-                    bytes = ManifestIo.toBytes(io.await(window.get(i - from)));
+                    bytes = ManifestIo.toBytes(io.await(window.get(i)));
                 } catch (ObjectNotFoundException e) {
-                    ManifestIo.drain(window, i - from + 1);
-                    throw new LoadRaceException("entry " + key + " vanished");
+                    ManifestIo.drain(window, i + 1);
+                    throw missingEntry(seq, last);
                 } catch (RuntimeException | TimeoutException e) {
-                    bytes = io.read(key); // retried under the budget
+                    try {
+                        bytes = io.read(key); // retried under the budget
+                    } catch (ObjectNotFoundException gone) {
+                        ManifestIo.drain(window, i + 1);
+                        throw missingEntry(seq, last);
+                    }
                 }
                 applyEntry(ManifestFormat.decodeEntry(bytes, key, seq), bytes.length);
             }
         }
         refresh(); // entries committed while we listed
+    }
+
+    /**
+     * Entry {@code seq} is not in the store although {@code last} was listed: start over if a newer checkpoint
+     * appeared (garbage collection deleted what it covers), else the log has a gap.
+     */
+    private RuntimeException missingEntry(long seq, long last) {
+        List<ObjectInfo> checkpoints = io.list(io.checkpointPrefix());
+        if (!checkpoints.isEmpty() && io.checkpointSeq(checkpoints.getLast()) > lastCheckpointSeq) {
+            return new LoadRaceException("entry " + io.logKey(seq) + " vanished: a newer checkpoint appeared");
+        }
+        return new CorruptDataException("manifest entry " + io.logKey(seq) + " is missing although "
+                + io.logKey(last) + " exists" + (lastCheckpointSeq == 0 ? "" : " (after checkpoint "
+                + io.checkpointKey(lastCheckpointSeq) + ")") + ": the log has a gap, refusing to skip history");
     }
 
     private void loadLatestCheckpoint() {
