@@ -46,6 +46,19 @@ class ShellConfigTest {
     }
 
     @Test
+    void offsetRetentionIsKafkasMinutesOrTheShellsMilliseconds() {
+        assertThat(config(Map.of()).offsetsRetentionMs()).isEqualTo(7 * 24 * 3_600_000L);
+        assertThat(config(Map.of()).offsetsRetentionCheckIntervalMs()).isEqualTo(600_000L);
+        assertThat(config(Map.of("offsets.retention.minutes", "60")).offsetsRetentionMs()).isEqualTo(3_600_000L);
+        assertThat(config(Map.of("offsets.retention.minutes", "60", "s3stream.kafka.offsets.retention.ms", "1500"))
+                .offsetsRetentionMs()).isEqualTo(1_500L);
+        assertThatThrownBy(() -> config(Map.of("offsets.retention.minutes", "0")))
+                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("offsets.retention.minutes");
+        assertThatThrownBy(() -> config(Map.of("offsets.retention.check.interval.ms", "soon")))
+                .isInstanceOf(InvalidConfigException.class).hasMessageContaining("offsets.retention.check.interval.ms");
+    }
+
+    @Test
     void aBadBalanceBandIsRefused() {
         assertThatThrownBy(() -> config(Map.of("s3stream.kafka.balance.band", "2")))
                 .isInstanceOf(InvalidConfigException.class).hasMessageContaining("s3stream.kafka.balance.band");

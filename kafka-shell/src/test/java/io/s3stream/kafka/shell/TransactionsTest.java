@@ -254,6 +254,9 @@ class TransactionsTest {
             for (int i = 0; i < PARTITIONS; i++) {
                 assertThat(offsets.get(new TopicPartition("in", i)).offset()).isEqualTo(30);
             }
+            // Committed only through transactions, and that counts as activity for offset retention.
+            assertThat(fx.shell.keyValuesForTest().get("kafka/offset-time/" + group).join())
+                    .as("the group's commit time, stored with its transactional offsets").isPresent();
         }
         assertThat(readAll("out", "read_committed", 1000)).containsExactlyInAnyOrderElementsOf(values("out-", 90));
     }

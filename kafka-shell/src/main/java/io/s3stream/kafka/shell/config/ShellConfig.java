@@ -53,6 +53,8 @@ public final class ShellConfig {
     private final long retentionCheckIntervalMs;
     private final long reconcileMs;
     private final long offsetsCommitLingerMs;
+    private final long offsetsRetentionMs;
+    private final long offsetsRetentionCheckIntervalMs;
     private final long transactionSweepMs;
     private final long leaseRenewMs;
     private final long leaseTimeoutMs;
@@ -67,7 +69,8 @@ public final class ShellConfig {
             "s3stream.kafka.lease.timeout.ms", "s3stream.kafka.failover.enable", "s3stream.kafka.balance.interval.ms",
             "s3stream.kafka.balance.band", "s3stream.kafka.balance.min.bytes.per.sec", "s3stream.kafka.transaction.sweep.ms",
             "s3stream.kafka.ssl.reload.check.ms", "s3stream.kafka.ssl.engine",
-            "s3stream.kafka.fetch.held.max.bytes", "s3stream.kafka.offsets.commit.linger.ms");
+            "s3stream.kafka.fetch.held.max.bytes", "s3stream.kafka.offsets.commit.linger.ms",
+            "s3stream.kafka.offsets.retention.ms");
 
     private ShellConfig(Map<String, String> raw) {
         this.raw = Map.copyOf(raw);
@@ -112,6 +115,13 @@ public final class ShellConfig {
         this.reconcileMs = intValue("s3stream.kafka.reconcile.ms", get("s3stream.kafka.reconcile.ms", "500"), 10, Integer.MAX_VALUE);
         this.offsetsCommitLingerMs = intValue("s3stream.kafka.offsets.commit.linger.ms",
                 get("s3stream.kafka.offsets.commit.linger.ms", "0"), 0, 10_000);
+        long retentionMinutes = intValue("offsets.retention.minutes", get("offsets.retention.minutes", "10080"), 1,
+                Integer.MAX_VALUE);
+        String retentionMs = get("s3stream.kafka.offsets.retention.ms", null);
+        this.offsetsRetentionMs = retentionMs == null ? retentionMinutes * 60_000L
+                : intValue("s3stream.kafka.offsets.retention.ms", retentionMs, 1, Integer.MAX_VALUE);
+        this.offsetsRetentionCheckIntervalMs = intValue("offsets.retention.check.interval.ms",
+                get("offsets.retention.check.interval.ms", "600000"), 1, Integer.MAX_VALUE);
         this.transactionSweepMs = intValue("s3stream.kafka.transaction.sweep.ms",
                 get("s3stream.kafka.transaction.sweep.ms", "1000"), 10, Integer.MAX_VALUE);
         this.leaseRenewMs = intValue("s3stream.kafka.lease.renew.ms", get("s3stream.kafka.lease.renew.ms", "1000"), 50,
@@ -376,6 +386,13 @@ public final class ShellConfig {
      * object-store write.
      */
     public long offsetsCommitLingerMs() { return offsetsCommitLingerMs; }
+    /**
+     * How long an empty group keeps its committed offsets: {@code offsets.retention.minutes} (7 days), or
+     * {@code s3stream.kafka.offsets.retention.ms} when set.
+     */
+    public long offsetsRetentionMs() { return offsetsRetentionMs; }
+    /** How often the coordinator looks for expired offsets ({@code offsets.retention.check.interval.ms}). */
+    public long offsetsRetentionCheckIntervalMs() { return offsetsRetentionCheckIntervalMs; }
     /**
      * How often TLS listeners look for new key and trust store files ({@code s3stream.kafka.ssl.reload.check.ms},
      * default 30 s); 0 never.

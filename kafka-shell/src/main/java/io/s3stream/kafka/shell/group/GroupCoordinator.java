@@ -9,9 +9,6 @@ import org.apache.kafka.common.message.SyncGroupRequestData;
 import org.apache.kafka.common.message.SyncGroupResponseData;
 import org.apache.kafka.common.protocol.Errors;
 
-import java.net.URLDecoder;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -38,12 +35,11 @@ import java.util.function.Supplier;
  *
  * <h2>Durability</h2>
  * Committed offsets are written to the manifest's key-value space ({@code kafka/offset/<group>/<topic>/<partition>})
- * before the commit is acknowledged, and read back at startup. Group membership is soft state: after a restart
- * members rejoin, as they do after a Kafka coordinator moves.
+ * before the commit is acknowledged, and read back at startup; those of an empty group expire
+ * ({@link OffsetRetention}). Group membership is soft state: after a restart members rejoin, as they do after a Kafka
+ * coordinator moves.
  */
 public final class GroupCoordinator implements AutoCloseable {
-    static final String OFFSET_PREFIX = "kafka/offset/";
-
     enum State { EMPTY, PREPARING_REBALANCE, COMPLETING_REBALANCE, STABLE }
 
     record Committed(long offset, int leaderEpoch, String metadata) {
@@ -113,6 +109,7 @@ public final class GroupCoordinator implements AutoCloseable {
         }
     };
     private final Map<String, Map<TopicPartition, Committed>> offsets = new HashMap<>();
+    private final OffsetRetention retention;
 
     public GroupCoordinator(ShellConfig config, KeyValues kv) {
         this.config = config;
@@ -125,6 +122,24 @@ public final class GroupCoordinator implements AutoCloseable {
             }
         }, exec, config.offsetsCommitLingerMs());
         exec.scheduleWithFixedDelay(this::expireSessions, 200, 200, TimeUnit.MILLISECONDS);
+        this.retention = new OffsetRetention(kv, config.offsetsRetentionMs(), System::currentTimeMillis,
+                this::hasMembers, this::forgetExpired);
+        long every = config.offsetsRetentionCheckIntervalMs();
+        exec.scheduleWithFixedDelay(() -> retention.sweep(exec), every, every, TimeUnit.MILLISECONDS);
+    }
+
+    /** Whether a group has members, or joins pending (coordinator thread). */
+    private boolean hasMembers(String groupId) {
+        Group g = groups.get(groupId);
+        ConsumerGroup cg = consumerGroups.get(groupId);
+        return (g != null && (!g.members.isEmpty() || !g.pending.isEmpty())) || (cg != null && !cg.members.isEmpty());
+    }
+
+    /** Drops a group whose offsets expired, as Kafka then removes the group (coordinator thread). */
+    private void forgetExpired(String groupId) {
+        groups.remove(groupId);
+        consumerGroups.remove(groupId);
+        offsets.remove(groupId);
     }
 
     ShellConfig config() {
@@ -143,11 +158,9 @@ public final class GroupCoordinator implements AutoCloseable {
     /** Reads committed offsets from the key-value space (startup). */
     public void load() {
         call(() -> {
-            for (Map.Entry<String, byte[]> e : kv.list(OFFSET_PREFIX).join().entrySet()) {
-                String[] parts = e.getKey().substring(OFFSET_PREFIX.length()).split("/");
-                String group = URLDecoder.decode(parts[0], StandardCharsets.UTF_8);
-                TopicPartition tp = new TopicPartition(parts[1], Integer.parseInt(parts[2]));
-                offsets.computeIfAbsent(group, g -> new HashMap<>()).put(tp, decode(e.getValue()));
+            for (Map.Entry<String, byte[]> e : kv.list(OffsetKeys.OFFSET_PREFIX).join().entrySet()) {
+                offsets.computeIfAbsent(OffsetKeys.groupOf(e.getKey()), g -> new HashMap<>())
+                        .put(OffsetKeys.partitionOf(e.getKey()), OffsetKeys.decode(e.getValue()));
             }
             return null;
         }).join();
@@ -588,9 +601,10 @@ public final class GroupCoordinator implements AutoCloseable {
     CompletableFuture<Void> commit(String groupId, Map<TopicPartition, Committed> commits) {
         Map<String, byte[]> writes = new HashMap<>();
         for (Map.Entry<TopicPartition, Committed> e : commits.entrySet()) {
-            writes.put(offsetKey(groupId, e.getKey()), encode(e.getValue()));
+            writes.put(OffsetKeys.offsetKey(groupId, e.getKey()), OffsetKeys.encode(e.getValue()));
         }
-        return offsetWriter.write(writes)
+        writes.put(OffsetKeys.timeKey(groupId), OffsetKeys.encodeTime(System.currentTimeMillis()));
+        return retention.committing(groupId, () -> offsetWriter.write(writes))
                 .thenComposeAsync(v -> {
                     offsets.computeIfAbsent(groupId, g -> new HashMap<>()).putAll(commits);
                     return CompletableFuture.<Void>completedFuture(null);
@@ -602,7 +616,7 @@ public final class GroupCoordinator implements AutoCloseable {
      * failover or a coordinator change, offsets another shell committed are answered, not this shell's memory.
      */
     CompletableFuture<Map<TopicPartition, Committed>> committed(String groupId) {
-        String prefix = OFFSET_PREFIX + URLEncoder.encode(groupId, StandardCharsets.UTF_8) + "/";
+        String prefix = OffsetKeys.groupPrefix(groupId);
         // A read barrier first: the commits the previous coordinator acknowledged (before a failover, or before the
         // group moved here) may not be in this shell's view yet, and answering without them would move the group's
         // offsets back (ChaosIT caught OffsetFetch answering 11 records behind an acknowledged commit). One GET.
@@ -610,7 +624,7 @@ public final class GroupCoordinator implements AutoCloseable {
             Map<TopicPartition, Committed> fresh = new HashMap<>();
             stored.forEach((k, v) -> {
                 String[] parts = k.substring(prefix.length()).split("/");
-                fresh.put(new TopicPartition(parts[0], Integer.parseInt(parts[1])), decode(v));
+                fresh.put(new TopicPartition(parts[0], Integer.parseInt(parts[1])), OffsetKeys.decode(v));
             });
             // The stored view replaces memory: offsets another shell deleted (DeleteGroups, DeleteTopics) go too.
             if (fresh.isEmpty()) {
@@ -629,21 +643,6 @@ public final class GroupCoordinator implements AutoCloseable {
                 putAll(offsets.getOrDefault(groupId, Map.of()));
             }
         });
-    }
-
-    static String offsetKey(String group, TopicPartition tp) {
-        return OFFSET_PREFIX + URLEncoder.encode(group, StandardCharsets.UTF_8) + "/" + tp.topic() + "/" + tp.partition();
-    }
-
-    static byte[] encode(Committed c) {
-        return (c.offset() + "," + c.leaderEpoch() + "," + (c.metadata() == null ? "" : c.metadata()))
-                .getBytes(StandardCharsets.UTF_8);
-    }
-
-    static Committed decode(byte[] b) {
-        String s = new String(b, StandardCharsets.UTF_8);
-        String[] p = s.split(",", 3);
-        return new Committed(Long.parseLong(p[0]), Integer.parseInt(p[1]), p[2]);
     }
 
     /** Group ids known to this coordinator, with their state and protocol type. */
@@ -674,9 +673,9 @@ public final class GroupCoordinator implements AutoCloseable {
                 return CompletableFuture.completedFuture(Errors.GROUP_ID_NOT_FOUND);
             }
             groups.remove(groupId);
-            List<String> deletes = new ArrayList<>();
+            List<String> deletes = new ArrayList<>(List.of(OffsetKeys.timeKey(groupId)));
             if (committed != null) {
-                committed.keySet().forEach(tp -> deletes.add(offsetKey(groupId, tp)));
+                committed.keySet().forEach(tp -> deletes.add(OffsetKeys.offsetKey(groupId, tp)));
             }
             return CompletableFuture.allOf(GroupConfigs.forget(kv, groupId), kv.update(Map.of(), deletes))
                     .thenApply(v -> Errors.NONE);
@@ -730,7 +729,7 @@ public final class GroupCoordinator implements AutoCloseable {
                 }
                 out.put(tp, Errors.NONE);
                 if (committed != null && committed.remove(tp) != null) {
-                    deletes.add(offsetKey(groupId, tp));
+                    deletes.add(OffsetKeys.offsetKey(groupId, tp));
                 }
             }
             return kv.update(Map.of(), deletes).thenApply(v -> new OffsetDeleteResult(Errors.NONE, out));
@@ -744,6 +743,7 @@ public final class GroupCoordinator implements AutoCloseable {
      * members and generations.
      */
     public void retainOnly(java.util.function.Predicate<String> coordinatedHere) {
+        retention.coordinatedHere(coordinatedHere);
         call(() -> {
             for (Group g : List.copyOf(groups.values())) {
                 if (coordinatedHere.test(g.groupId)) {
@@ -778,7 +778,7 @@ public final class GroupCoordinator implements AutoCloseable {
                     TopicPartition tp = it.next();
                     if (tp.topic().equals(topic)) {
                         it.remove();
-                        deletes.add(offsetKey(e.getKey(), tp));
+                        deletes.add(OffsetKeys.offsetKey(e.getKey(), tp));
                     }
                 }
             }

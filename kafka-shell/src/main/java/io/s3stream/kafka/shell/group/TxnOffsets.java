@@ -39,7 +39,7 @@ public final class TxnOffsets {
                                          Map<TopicPartition, GroupCoordinator.Committed> offsets) {
         String prefix = producerPrefix(groupId, producerId);
         Map<String, byte[]> writes = new HashMap<>();
-        offsets.forEach((tp, c) -> writes.put(prefix + tp.topic() + "/" + tp.partition(), GroupCoordinator.encode(c)));
+        offsets.forEach((tp, c) -> writes.put(prefix + tp.topic() + "/" + tp.partition(), OffsetKeys.encode(c)));
         return kv.update(writes, List.of());
     }
 
@@ -56,9 +56,12 @@ public final class TxnOffsets {
             if (commit) {
                 staged.forEach((key, value) -> {
                     String[] tp = key.substring(prefix.length()).split("/");
-                    writes.put(GroupCoordinator.offsetKey(groupId, new TopicPartition(tp[0], Integer.parseInt(tp[1]))),
+                    writes.put(OffsetKeys.offsetKey(groupId, new TopicPartition(tp[0], Integer.parseInt(tp[1]))),
                             value);
                 });
+                if (!staged.isEmpty()) { // a commit of the group, for offset retention
+                    writes.put(OffsetKeys.timeKey(groupId), OffsetKeys.encodeTime(System.currentTimeMillis()));
+                }
             }
             return kv.update(writes, staged.keySet());
         });
