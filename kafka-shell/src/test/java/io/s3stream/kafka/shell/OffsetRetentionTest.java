@@ -84,7 +84,7 @@ class OffsetRetentionTest {
                 }
                 assertThat(offsets(admin, "left").get(TP).offset()).isEqualTo(10);
                 assertThat(offsets(admin, "standalone").get(TP).offset()).isEqualTo(5);
-                assertThat(groups(admin)).contains("alive", "left");
+                assertThat(groups(admin)).contains("alive", "left", "standalone");
 
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
                 while (!offsets(admin, "left").isEmpty() || !offsets(admin, "standalone").isEmpty()) {

@@ -535,7 +535,12 @@ public final class GroupApis implements ApiFamily {
         request.statesFilter().forEach(st -> states.add(st.toLowerCase(java.util.Locale.ROOT)));
         Set<String> types = new java.util.HashSet<>();
         request.typesFilter().forEach(t -> types.add(t.toLowerCase(java.util.Locale.ROOT)));
-        return groups.snapshot().thenCombine(groups.consumerGroupStates(), (all, consumerGroups) -> {
+        // Groups known only by their committed offsets (assign and commit, or members gone since this shell started)
+        // are listed too, as Kafka lists them: Empty, no protocol type.
+        CompletableFuture<Set<String>> withOffsets = groups.kv().list(OffsetKeys.OFFSET_PREFIX).thenApply(stored ->
+                stored.keySet().stream().map(OffsetKeys::groupOf).collect(java.util.stream.Collectors.toSet()));
+        return withOffsets.thenCompose(offsetGroups -> groups.snapshot().thenCombine(groups.consumerGroupStates(),
+                (all, consumerGroups) -> {
             ListGroupsResponseData out = new ListGroupsResponseData();
             java.util.function.BiConsumer<ListGroupsResponseData.ListedGroup, String> add = (g, type) -> {
                 if ((states.isEmpty() || states.contains(g.groupState().toLowerCase(java.util.Locale.ROOT)))
@@ -557,8 +562,14 @@ public final class GroupApis implements ApiFamily {
                             .setGroupState(state), "consumer");
                 }
             });
+            offsetGroups.forEach(id -> {
+                if (!all.containsKey(id) && !consumerGroups.containsKey(id) && coordinates(id)) {
+                    add.accept(new ListGroupsResponseData.ListedGroup().setGroupId(id).setProtocolType("")
+                            .setGroupState("Empty"), "classic");
+                }
+            });
             return new ListGroupsResponse(out);
-        });
+        }));
     }
 
     // ---------------------------------------------------------------- consumer group protocol (KIP-848)
