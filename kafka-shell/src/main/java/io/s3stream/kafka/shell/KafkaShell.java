@@ -155,7 +155,8 @@ public final class KafkaShell implements AutoCloseable {
             this.metrics = startedMetrics = new ShellMetrics(config.nodeId(), storage);
             // Markers go to other shells on their inter-broker listener.
             this.transactions = new TransactionCoordinator(storage.keyValues(), topics, groupApis::coordinates,
-                    () -> topics.brokersOn(internal.name()), interShell, config.transactionMaxTimeoutMs());
+                    () -> topics.brokersOn(internal.name()), interShell, config.transactionMaxTimeoutMs(),
+                    config.transactionalIdExpirationMs());
             FetchSessions fetchSessions = new FetchSessions(config.fetchSessionCacheSlots());
             fetchSessions.bindTo(metrics.registry());
             ClientQuotas quotas = new ClientQuotas(storage.keyValues());

@@ -434,6 +434,15 @@ public final class ShellConfig {
         return get("metrics.host", host);
     }
 
+    /**
+     * How long a transactional id with no transaction in progress is kept after its last change (Kafka's
+     * {@code transactional.id.expiration.ms}, 7 days).
+     */
+    public int transactionalIdExpirationMs() {
+        return intValue("transactional.id.expiration.ms", get("transactional.id.expiration.ms", "604800000"), 1,
+                Integer.MAX_VALUE);
+    }
+
     /** The longest transaction timeout a producer may ask for (Kafka's {@code transaction.max.timeout.ms}). */
     public int transactionMaxTimeoutMs() {
         return intValue("transaction.max.timeout.ms", get("transaction.max.timeout.ms", "900000"), 1, Integer.MAX_VALUE);

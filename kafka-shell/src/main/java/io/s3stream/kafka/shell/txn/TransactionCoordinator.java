@@ -61,6 +61,7 @@ public final class TransactionCoordinator implements AutoCloseable {
     private final Supplier<Map<Integer, String>> brokers;
     private final ProducerIds producerIds;
     private final int maxTimeoutMs;
+    private final long idExpirationMs;
     private final MarkerSender sender;
     private final ScheduledExecutorService exec = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "kafka-shell-txn-coordinator");
@@ -76,12 +77,14 @@ public final class TransactionCoordinator implements AutoCloseable {
      * @param brokers       registered shells: node id → host:port
      * @param interShell    the TLS and SASL with which markers are written to other shells
      * @param maxTimeoutMs  the longest {@code transaction.timeout.ms} a producer may ask for ({@code transaction.max.timeout.ms})
+     * @param idExpirationMs how long an idle transactional id is kept ({@code transactional.id.expiration.ms})
      */
     public TransactionCoordinator(KeyValues kv, TopicRegistry topics, Predicate<String> coordinatesId,
                                   Supplier<Map<Integer, String>> brokers, InterShellSecurity interShell,
-                                  int maxTimeoutMs) {
+                                  int maxTimeoutMs, long idExpirationMs) {
         this.sender = new MarkerSender(interShell);
         this.maxTimeoutMs = maxTimeoutMs;
+        this.idExpirationMs = idExpirationMs;
         this.kv = kv;
         this.topics = topics;
         this.coordinatesId = coordinatesId;
@@ -436,7 +439,10 @@ public final class TransactionCoordinator implements AutoCloseable {
 
     /**
      * Aborts the ongoing transactions past their timeout and finishes those left in PrepareCommit or PrepareAbort (by
-     * a shell that died, or by this one before a restart), for the ids this shell coordinates.
+     * a shell that died, or by this one before a restart), for the ids this shell coordinates. Forgets the ids with no
+     * transaction in progress that have not changed for {@code transactional.id.expiration.ms}, as Kafka does, by
+     * compare-and-set: an id that changed since it was read is not touched. A producer that comes back with a
+     * forgotten id gets a new producer id from InitProducerId.
      */
     void sweep() {
         if (closed) {
@@ -444,6 +450,7 @@ public final class TransactionCoordinator implements AutoCloseable {
         }
         try {
             long now = System.currentTimeMillis();
+            int[] expired = {0};
             kv.list(PREFIX).join().forEach((key, value) -> {
                 String id = URLDecoder.decode(key.substring(PREFIX.length()), StandardCharsets.UTF_8);
                 if (!coordinates(id) || completing.containsKey(id)) {
@@ -456,8 +463,15 @@ public final class TransactionCoordinator implements AutoCloseable {
                     complete(id, s);
                 } else if (s.meta.status() == Status.ONGOING && now - s.meta.startMs() > s.meta.timeoutMs()) {
                     abortWithBump(id, s, "it ran past its timeout of " + s.meta.timeoutMs() + " ms");
+                } else if (s.meta.status() != Status.ONGOING && now - s.meta.updateMs() >= idExpirationMs
+                        && kv.compareAndSet(key(id), value, null).join()) {
+                    expired[0]++;
                 }
             });
+            if (expired[0] > 0) {
+                LOG.log(System.Logger.Level.INFO, "forgot " + expired[0] + " transactional ids unused for "
+                        + idExpirationMs + " ms (transactional.id.expiration.ms)");
+            }
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "transaction sweep failed", e);
         }
