@@ -10,7 +10,6 @@ import java.util.SortedMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
@@ -47,7 +46,6 @@ final class OffsetRetention {
     private final Consumer<String> forget;
     private volatile Predicate<String> coordinatedHere = group -> true;
     private final AtomicBoolean sweeping = new AtomicBoolean();
-    final LongAdder expiredGroups = new LongAdder();
 
     /** Coordinator thread only. */
     private final Map<String, Long> firstSeen = new HashMap<>();
@@ -123,6 +121,7 @@ final class OffsetRetention {
         lastActive.keySet().retainAll(keys.keySet());
         Predicate<String> here = coordinatedHere;
         List<String> deletes = new ArrayList<>();
+        int expired = 0;
         synchronized (this) {
             lastCommit.values().removeIf(t -> now - t >= retentionMs); // too old to keep anything alive
             for (Map.Entry<String, List<String>> e : keys.entrySet()) {
@@ -142,7 +141,7 @@ final class OffsetRetention {
                 deletes.addAll(e.getValue());
                 forget.accept(group); // its sightings stay until its keys are gone: a failed deletion is retried
                 lastCommit.remove(group);
-                expiredGroups.increment();
+                expired++;
             }
             for (int from = 0; from < deletes.size(); from += MAX_KEYS_PER_CHANGE) {
                 kv.update(Map.of(), List.copyOf(deletes.subList(from, Math.min(deletes.size(),
@@ -153,6 +152,11 @@ final class OffsetRetention {
                             return null;
                         });
             }
+        }
+        if (expired > 0) {
+            System.getLogger(OffsetRetention.class.getName()).log(System.Logger.Level.INFO,
+                    "committed offsets expired in " + expired + (expired == 1 ? " group" : " groups")
+                            + ": no member and no commit for " + retentionMs + " ms (offsets.retention.minutes)");
         }
     }
 }
