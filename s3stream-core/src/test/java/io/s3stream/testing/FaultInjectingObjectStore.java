@@ -348,6 +348,30 @@ public final class FaultInjectingObjectStore implements ObjectStore {
             });
         }
 
+        /**
+         * Makes the call take a network round trip: it reaches the store after half of {@code rtt}, and its answer
+         * reaches the caller after the other half (so another caller can act on the store in between, as on S3).
+         */
+        public Rule roundTrip(Duration rtt) {
+            long half = rtt.toNanos() / 2;
+            return add("round trip " + rtt, new Action() {
+                @Override
+                public <T> CompletableFuture<T> apply(FaultInjectingObjectStore store,
+                                                      Supplier<CompletableFuture<T>> call) {
+                    CompletableFuture<T> out = new CompletableFuture<>();
+                    java.util.concurrent.Executor later = CompletableFuture.delayedExecutor(half, TimeUnit.NANOSECONDS);
+                    later.execute(() -> callSafely(call).whenComplete((value, error) -> later.execute(() -> {
+                        if (error != null) {
+                            out.completeExceptionally(error);
+                        } else {
+                            out.complete(value);
+                        }
+                    })));
+                    return out;
+                }
+            });
+        }
+
         /** Returns at most {@code maxBytes} of what a GET read, as a torn response would. GET rules only. */
         public Rule truncateTo(int maxBytes) {
             if (operation != Operation.GET) {

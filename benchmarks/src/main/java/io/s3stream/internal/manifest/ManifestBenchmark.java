@@ -47,13 +47,13 @@ public final class ManifestBenchmark {
             for (int i = 0; i < 200; i++) {
                 store.putKv("warm" + i, new byte[8]).get(); // warm-up
             }
-            ManifestMetadataStore.Stats before = store.stats();
+            ManifestStats before = store.stats();
             for (int i = 0; i < commits; i++) {
                 long t0 = System.nanoTime();
                 store.putKv("k" + i, new byte[8]).get();
                 nanos[i] = System.nanoTime() - t0;
             }
-            ManifestMetadataStore.Stats after = store.stats();
+            ManifestStats after = store.stats();
             Arrays.sort(nanos);
             System.out.printf("%s: %d commits, p50 %.3f ms, p99 %.3f ms, max %.3f ms; per commit: %.3f PUT, %.3f GET,"
                             + " %.4f LIST (checkpoints every %d)%n", uri.substring(0, uri.indexOf(':')), commits,
@@ -75,12 +75,12 @@ public final class ManifestBenchmark {
              ManifestMetadataStore b = ManifestMetadataStore.open(objects, InstantSource.system(), config)) {
             a.putKv("x", new byte[1]).get();
             int rounds = 500;
-            ManifestMetadataStore.Stats b0 = b.stats();
+            ManifestStats b0 = b.stats();
             for (int i = 0; i < rounds; i++) {
                 a.putKv("a" + i, new byte[1]).get();   // fast path for a (it lost nothing: b wrote after a's view)
                 b.putKv("b" + i, new byte[1]).get();   // b is one entry behind: loses once, then wins
             }
-            ManifestMetadataStore.Stats b1 = b.stats();
+            ManifestStats b1 = b.stats();
             long requests = (b1.puts() - b0.puts()) + (b1.gets() - b0.gets()) + (b1.lists() - b0.lists());
             System.out.printf("lost race: %d commits, %d lost races, %.2f requests per commit (PUT %.2f, GET %.2f)%n",
                     rounds, b1.lostRaces() - b0.lostRaces(), requests / (double) rounds,

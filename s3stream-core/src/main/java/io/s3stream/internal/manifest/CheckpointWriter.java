@@ -10,6 +10,10 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -33,11 +37,38 @@ final class CheckpointWriter {
     private final InstantSource clock;
     /** When each known checkpoint was written (its header's time), by key: read once per checkpoint. */
     private final java.util.Map<String, Instant> checkpointTimes = new java.util.HashMap<>();
+    private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "s3stream-manifest-checkpointer");
+        t.setDaemon(true);
+        return t;
+    });
 
     CheckpointWriter(ManifestIo io, ManifestConfig config, InstantSource clock) {
         this.io = io;
         this.config = config;
         this.clock = clock;
+    }
+
+    /** Writes the checkpoint of the state after entry {@code seq} on the checkpoint thread, off the commit path. */
+    void submit(long seq, byte[] bytes) {
+        try {
+            thread.execute(() -> write(seq, bytes));
+        } catch (RejectedExecutionException e) {
+            // closing: the next writer writes one
+        }
+    }
+
+    /** Lets the checkpoint being written finish (within two request timeouts), then stops. */
+    void close() {
+        thread.shutdown();
+        try {
+            if (!thread.awaitTermination(config.requestTimeoutMs() * 2, TimeUnit.MILLISECONDS)) {
+                thread.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            thread.shutdownNow();
+        }
     }
 
     /**

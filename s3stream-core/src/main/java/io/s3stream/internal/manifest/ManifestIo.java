@@ -142,6 +142,37 @@ final class ManifestIo {
         return retrying("read", key, counters.gets, () -> toBytes(await(store.get(key))));
     }
 
+    /**
+     * Reads log entries {@code from}, {@code from + 1} ... ({@code count} of them) in parallel and returns, in order,
+     * those before the first that does not exist. A read that fails is retried on its own, under the budget.
+     */
+    List<byte[]> readRun(long from, int count) {
+        List<CompletableFuture<ByteBuf>> window = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            counters.gets.incrementAndGet();
+            window.add(store.get(logKey(from + i)));
+        }
+        List<byte[]> run = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            try {
+                try {
+                    run.add(toBytes(await(window.get(i))));
+                } catch (ObjectNotFoundException e) {
+                    throw e;
+                } catch (RuntimeException | TimeoutException e) {
+                    run.add(read(logKey(from + i)));
+                }
+            } catch (ObjectNotFoundException e) {
+                drain(window, i + 1);
+                return run;
+            } catch (RuntimeException e) {
+                drain(window, i + 1);
+                throw e;
+            }
+        }
+        return run;
+    }
+
     /** The objects under {@code prefix}, in key order (which is sequence order), retrying like {@link #read}. */
     List<ObjectInfo> list(String prefix) {
         return retrying("list", prefix, counters.lists, () -> {

@@ -1,6 +1,5 @@
 package io.s3stream.internal.manifest;
 
-import io.netty.buffer.ByteBuf;
 import io.s3stream.CorruptDataException;
 import io.s3stream.StorageIOException;
 import io.s3stream.StreamOptions;
@@ -23,82 +22,61 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.SortedMap;
-
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /**
  * The default {@link MetadataStore}: the manifest kept in the object store as an append-only log of small immutable
- * objects plus periodic checkpoints, shared safely by any number of nodes with no server besides the store.
+ * objects plus periodic checkpoints, shared safely by any number of nodes with no server besides the store. The design,
+ * its failure cases and measured costs are in docs/0001-manifest.md.
  *
  * <h2>Protocol</h2>
  * The state is a deterministic function of a log. Entry {@code n} lives at {@code <prefix>log/<n, 20 digits>} and
- * holds one {@link ManifestOp} with the instant it applies at; a checkpoint {@code <prefix>checkpoint/<n>} holds the
- * whole state after entry {@code n} (layouts in {@link ManifestFormat}). Each store instance keeps a <em>view</em>: an
- * {@link ManifestState} (the same rules as the in-memory store) that has applied entries {@code 1..viewSeq}. To
- * commit an operation, the writer validates it against its view ({@link ManifestState#check}, no mutation), encodes
- * entry {@code viewSeq + 1} and creates it with {@link ObjectStore#putIfAbsent} ({@code If-None-Match: *} on S3). The
- * store lets exactly one writer create each key, so the winner's entry follows exactly the state it validated
- * against, and applying it to the view cannot fail. A loser reads the entry that beat it, applies it, re-validates
- * its operation against the new state (now possibly failing with the proper typed exception) and tries the next
- * number. A validation failure against a view that may be stale is confirmed by reading new entries first, so a
- * caller is never refused because of something its view had not yet seen.
+ * holds one or more {@link ManifestOp}s with the instant they apply at; a checkpoint {@code <prefix>checkpoint/<n>}
+ * holds the whole state after entry {@code n} (layouts in {@link ManifestFormat}). Each store instance keeps a
+ * <em>view</em>: a {@link ManifestState} (the same rules as the in-memory store) that has applied entries
+ * {@code 1..viewSeq}. To commit, the writer validates against its view ({@link ManifestState#check}, no mutation),
+ * encodes entry {@code viewSeq + 1} and creates it with {@link ObjectStore#putIfAbsent} ({@code If-None-Match: *} on
+ * S3). The store lets exactly one writer create each key, so the winner's entry follows exactly the state it validated
+ * against, and applying it cannot fail. A loser reads the entry that beat it, applies it, re-validates (now possibly
+ * failing with the proper typed exception) and tries the next number, at once: every loss is another writer's
+ * progress, so there is no livelock to back off from. A refusal against a view that may be stale is confirmed by
+ * reading new entries first, so a caller is never refused because of something its view had not yet seen.
  *
  * <h2>Concurrency</h2>
- * One platform thread per instance, the <em>conductor</em>, owns the log position: it runs every commit, the poll
- * and start-up catch-up, one at a time, so commits of one instance never race each other. The view itself is
- * guarded by its own monitor, so reads ({@code getStream}, {@code getObjects}, {@code listKv} ...) are served on the
- * caller's thread from memory, without a request, while the conductor applies entries. Writing a checkpoint and
- * deleting what it covers run on a second thread, off the commit path.
+ * One platform thread per instance, the <em>conductor</em>, owns the log position: it runs every commit, the poll and
+ * catch-up, one at a time, so commits of one instance never race each other. Key-value changes queued together share
+ * one entry ({@link CommitQueue}), and a writer that fills the log back to back yields now and then
+ * ({@link ClaimPacer}), so that a busy node cannot starve the others' commits. The view is guarded by its own
+ * monitor: reads ({@code getStream}, {@code getObjects}, {@code listKv} ...) are served on the caller's thread from
+ * memory. Checkpoints are written and garbage collected on a second thread ({@link CheckpointWriter}).
  *
  * <h2>Durability and staleness</h2>
  * A commit completes only after its entry exists in the store: a successful future means durable. A node sees its
- * own commits at once (read-your-writes); other nodes' commits reach its view when it next commits, loses a race, or
- * polls (every {@code pollMs}, one GET of the next key). So reads of streams another node owns are at most one poll
- * interval (plus one GET) stale; changes that decide ownership (open, close, commit) are validated against the log
- * tip, never against a stale view. Checkpoints are written at every sequence number divisible by
- * {@code checkpointEvery} (or after {@code checkpointBytes} of entries) by the writer of that entry; start-up loads
- * the latest checkpoint and the entries after it. The two latest checkpoints are kept; older checkpoints are deleted,
- * and entries covered by the older kept checkpoint once that checkpoint is {@code gcGraceMs} old.
+ * own commits at once; other nodes' commits reach its view when it next commits, loses a race, or polls (every
+ * {@code pollMs}, one GET of the next key). Changes that decide ownership (open, close, commit) are validated against
+ * the log tip, never against a stale view. Start-up loads the latest checkpoint and the entries after it.
  *
  * <h2>Failure</h2>
- * <ul>
- *   <li><b>Unclear outcome.</b> A {@code putIfAbsent} that fails or times out may still have created the entry, and a
- *       retry then answers {@code false}. After any answer other than {@code true} the writer reads the key and
- *       compares it byte for byte with its own entry (which carries a random writer id and a counter): equal means it
- *       won. So an entry is never applied twice and never lost.</li>
- *   <li><b>Store errors</b> are retried with exponential backoff and full jitter, {@code maxAttempts} times per
- *       request; then the caller gets {@link StorageIOException} and the view is unchanged. Caveat: on S3 a timed-out
- *       request could still land later; the outcome of such a failed call is then decided by that request.</li>
- *   <li><b>Fencing.</b> A node whose node epoch was superseded is refused with
- *       {@link io.s3stream.NodeFencedException} naming the newer epoch on its next commit: the registration that
- *       fenced it occupies a sequence number below the one the zombie tries, so it loses the race, reads it and fails
- *       validation. Stream epochs fence the same way.</li>
- *   <li><b>Corruption.</b> An entry or checkpoint that does not decode (CRC, magic, version, length, sequence number)
- *       fails start-up, or every later commit of this instance, with {@link CorruptDataException} naming the key.
- *       History is never skipped, and a gap in the log is reported the same way.</li>
- *   <li><b>Deleted history.</b> A writer must never claim a number that was deleted. Entries are deleted only below
- *       a checkpoint that is {@code gcGraceMs} old, and a writer whose view was last confirmed current more than
- *       {@code gcGraceMs / 2} ago first lists checkpoints and catches up, so it cannot be that far behind.</li>
- * </ul>
- *
- * <h2>Cost</h2>
- * Fast path: one PUT (conditional create) per commit. Lost race: the failed PUT, one GET of the entry that won, one
- * PUT at the next number: three requests. Reads: none. Poll: one GET (usually 404) per {@code pollMs}. Start-up: one
- * LIST of checkpoints, one GET of the latest, one LIST of the log and one GET per entry after it (in parallel).
- * Checkpoint: one PUT per {@code checkpointEvery} commits plus two LISTs and a batched DELETE (and one ranged GET
- * per checkpoint another writer wrote, for its time).
+ * An unclear outcome (a create that failed or timed out) is resolved by reading the key and comparing it byte for
+ * byte with the writer's own entry (which carries a random writer id and a counter), so an entry is never applied
+ * twice nor lost. Store errors are retried with backoff and full jitter, {@code maxAttempts} times per request; then
+ * the caller gets {@link StorageIOException} and the view is unchanged. A node whose node epoch was superseded is
+ * refused with {@link io.s3stream.NodeFencedException} on its next commit. An entry or checkpoint that does not
+ * decode, or a gap in the log, fails start-up or every later commit with {@link CorruptDataException} naming the key.
+ * A writer never claims a number that garbage collection deleted: entries go only below a checkpoint that is
+ * {@code gcGraceMs} old, and a writer whose view is older than {@code gcGraceMs / 2} first lists checkpoints.
  */
 public final class ManifestMetadataStore implements MetadataStore {
 
     private static final System.Logger LOG = System.getLogger(ManifestMetadataStore.class.getName());
     private static final int FETCH_WINDOW = 32;
+    /** Entries read in parallel to catch up after a lost race. */
+    private static final int RACE_WINDOW = 4;
 
     private final ObjectStore store;
     private final InstantSource clock;
@@ -107,7 +85,6 @@ public final class ManifestMetadataStore implements MetadataStore {
     private final CheckpointWriter checkpointWriter;
     private final long writerId;
     private final ScheduledExecutorService conductor;
-    private final ExecutorService background;
 
     // Owned by the conductor thread (start-up runs before it exists, in the constructor's thread).
     private volatile ManifestState view;
@@ -117,6 +94,8 @@ public final class ManifestMetadataStore implements MetadataStore {
     private long writerCounter;
     private long lastCheckpointSeq;
     private long bytesSinceCheckpoint;
+    private final CommitQueue queue = new CommitQueue();
+    private final ClaimPacer pacer = new ClaimPacer();
     private volatile RuntimeException broken;
     private volatile boolean closed;
 
@@ -133,11 +112,6 @@ public final class ManifestMetadataStore implements MetadataStore {
         this.writerId = id;
         this.conductor = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "s3stream-manifest-conductor");
-            t.setDaemon(true);
-            return t;
-        });
-        this.background = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "s3stream-manifest-checkpointer");
             t.setDaemon(true);
             return t;
         });
@@ -187,42 +161,26 @@ public final class ManifestMetadataStore implements MetadataStore {
         logTime = Instant.EPOCH;
         lastCheckpointSeq = 0;
         loadLatestCheckpoint();
-        // Entries are read by number up to the last one listed, not from the listing itself: entry n + 1 is created
-        // only after entry n exists, but a listing taken while a node commits can show n + 1 without n (a directory
-        // walk or a LIST page that passed n's key before n was created). So every number up to the last listed
-        // exists, unless garbage collection took it (a newer checkpoint then exists) or the log is damaged.
+        // Entries are read by number up to the last one listed: a listing taken while a node commits can show n + 1
+        // without n (it passed n's key before n was created), and every number up to the last listed exists, unless
+        // garbage collection took it (a newer checkpoint then exists) or the log is damaged.
         long last = viewSeq;
         for (ObjectInfo info : io.list(io.logPrefix())) {
             last = Math.max(last, io.logSeq(info));
         }
         for (long from = viewSeq + 1; from <= last; from += FETCH_WINDOW) {
-            List<CompletableFuture<ByteBuf>> window = new ArrayList<>();
-            long to = Math.min(last, from + FETCH_WINDOW - 1);
-            for (long seq = from; seq <= to; seq++) {
-                io.counters.gets.incrementAndGet();
-                window.add(store.get(io.logKey(seq)));
+            int count = (int) Math.min(FETCH_WINDOW, last - from + 1);
+            List<byte[]> run = io.readRun(from, count);
+            for (int i = 0; i < run.size(); i++) {
+                byte[] bytes = run.get(i);
+                applyEntry(ManifestFormat.decodeEntry(bytes, io.logKey(from + i), from + i), bytes.length);
             }
-            for (long seq = from; seq <= to; seq++) {
-                String key = io.logKey(seq);
-                int i = (int) (seq - from);
-                byte[] bytes;
-                try {
-                    bytes = ManifestIo.toBytes(io.await(window.get(i)));
-                } catch (ObjectNotFoundException e) {
-                    ManifestIo.drain(window, i + 1);
-                    throw missingEntry(seq, last);
-                } catch (RuntimeException | TimeoutException e) {
-                    try {
-                        bytes = io.read(key); // retried under the budget
-                    } catch (ObjectNotFoundException gone) {
-                        ManifestIo.drain(window, i + 1);
-                        throw missingEntry(seq, last);
-                    }
-                }
-                applyEntry(ManifestFormat.decodeEntry(bytes, key, seq), bytes.length);
+            if (run.size() < count) {
+                throw missingEntry(from + run.size(), last);
             }
         }
         refresh(); // entries committed while we listed
+        pacer.reset();
     }
 
     /**
@@ -281,22 +239,42 @@ public final class ManifestMetadataStore implements MetadataStore {
      * checked against the state before the entry.
      */
     private <T> CompletableFuture<T> commit(List<ManifestOp> ops, Class<T> type) {
-        CompletableFuture<T> result = new CompletableFuture<>();
         if (closed) {
             return CompletableFuture.failedFuture(new IllegalStateException("this manifest store is closed"));
         }
+        CommitQueue.Pending pending = new CommitQueue.Pending(ops, new CompletableFuture<>());
+        queue.add(pending);
         try {
-            conductor.execute(() -> {
-                try {
-                    result.complete(type.cast(doCommit(ops)));
-                } catch (Throwable t) {
-                    result.completeExceptionally(t);
-                }
-            });
+            conductor.execute(this::drain);
         } catch (RejectedExecutionException e) {
-            result.completeExceptionally(new IllegalStateException("this manifest store is closed", e));
+            if (queue.remove(pending)) {
+                pending.result().completeExceptionally(new IllegalStateException("this manifest store is closed", e));
+            }
         }
-        return result;
+        return pending.result().thenApply(type::cast);
+    }
+
+    /**
+     * On the conductor, once per {@link #commit}: the next commit alone, or key-value changes in one entry
+     * ({@link CommitQueue}); one refused in the group is then committed alone, where the refusal is confirmed.
+     */
+    private void drain() {
+        List<CommitQueue.Pending> group = queue.next();
+        List<CommitQueue.Pending> alone = group.size() == 1 ? group : new ArrayList<>();
+        if (group.size() > 1) {
+            try {
+                doMerged(group, alone);
+            } catch (Throwable t) {
+                group.forEach(p -> p.result().completeExceptionally(t)); // (no effect on those that completed)
+            }
+        }
+        for (CommitQueue.Pending p : alone) {
+            try {
+                p.result().complete(doCommit(p.ops()));
+            } catch (Throwable t) {
+                p.result().completeExceptionally(t);
+            }
+        }
     }
 
     /** Runs on the conductor: validate, claim the next number, apply; see the class comment. */
@@ -311,10 +289,7 @@ public final class ManifestMetadataStore implements MetadataStore {
             if (stale()) {
                 refresh(); // checked on every round: a long run of lost races must not outlive the GC grace
             }
-            Instant at = clock.instant();
-            if (at.isBefore(logTime)) {
-                at = logTime; // log time never goes back, whatever this node's clock says
-            }
+            Instant at = entryTime(); // log time never goes back, whatever this node's clock says
             Object checked = null;
             try {
                 for (ManifestOp each : ops) {
@@ -343,41 +318,120 @@ public final class ManifestMetadataStore implements MetadataStore {
             if (ops.size() == 1 && op instanceof ManifestOp.TrimStream && checked != null) {
                 return checked; // a trim backwards is a no-op: nothing to write
             }
-            long seq = viewSeq + 1;
-            ManifestFormat.Entry entry = new ManifestFormat.Entry(seq, writerId, ++writerCounter, at, ops);
-            byte[] bytes = ManifestFormat.encodeEntry(entry);
-            byte[] winner = io.claim(seq, bytes);
-            if (winner == ManifestIo.VANISHED) {
-                freshAt = null; // an entry disappeared under us: re-read from the latest checkpoint
-                continue;
-            }
-            if (winner == bytes) {
-                Object result = applyEntry(entry, bytes.length);
-                io.counters.commits.incrementAndGet();
-                maybeCheckpoint();
-                return result;
-            }
-            io.counters.lostRaces.incrementAndGet();
-            applyEntry(ManifestFormat.decodeEntry(winner, io.logKey(seq), seq), winner.length);
-            if (race + 1 >= config.maxRaces()) {
-                throw new StorageIOException("manifest commit under " + store.description() + config.prefix()
-                        + " lost " + (race + 1) + " races in a row; contention is too high", null, true);
-            }
-            if (race > 0) {
-                // The first loss retries at once: the loser is now up to date. After a backoff it is not: others
-                // committed while it slept, and claiming a number already taken would only lose again, learning one
-                // entry per loss (a busy writer could starve it for as long as it keeps committing).
-                io.backoff(race);
-                refresh();
+            Object[] results = tryClaim(ops, at, race);
+            if (results != null) {
+                return results[results.length - 1];
             }
         }
     }
 
-    private Object applyEntry(ManifestFormat.Entry entry, int sizeBytes) {
-        Object result = null;
+    /**
+     * Commits key-value changes of several callers in one entry. One that the view would refuse (a fenced node, a
+     * compare-and-set that does not match) leaves the group for {@code alone}; the rest are on different keys.
+     */
+    private void doMerged(List<CommitQueue.Pending> group, List<CommitQueue.Pending> alone) {
+        checkUsable();
+        for (int race = 0; ; race++) {
+            if (stale()) {
+                refresh();
+            }
+            Instant at = entryTime();
+            List<ManifestOp> ops = new ArrayList<>();
+            for (java.util.Iterator<CommitQueue.Pending> it = group.iterator(); it.hasNext(); ) {
+                CommitQueue.Pending p = it.next();
+                if (passes(p.ops(), at)) {
+                    ops.addAll(p.ops());
+                } else {
+                    it.remove();
+                    alone.add(p);
+                }
+            }
+            if (ops.isEmpty()) {
+                return;
+            }
+            Object[] results = tryClaim(ops, at, race);
+            if (results != null) {
+                int i = 0;
+                for (CommitQueue.Pending p : group) {
+                    i += p.ops().size();
+                    p.result().complete(results[i - 1]);
+                }
+                return;
+            }
+        }
+    }
+
+    /** Whether every op would apply to the view now (a compare-and-set that would answer false does not). */
+    private boolean passes(List<ManifestOp> ops, Instant at) {
+        try {
+            for (ManifestOp op : ops) {
+                if (view.check(op, at) instanceof Boolean b && !b) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (RuntimeException refused) {
+            return false;
+        }
+    }
+
+    /** The instant the next entry applies at: now, unless this node's clock is behind the log. */
+    private Instant entryTime() {
+        Instant at = clock.instant();
+        return at.isBefore(logTime) ? logTime : at;
+    }
+
+    /**
+     * Claims the next number for {@code ops} ({@link ManifestIo#claim}; a commit's first attempt may yield first, see
+     * {@link ClaimPacer}) and applies the entry: each op's result if it won, null if the round must be run again.
+     */
+    private Object[] tryClaim(List<ManifestOp> ops, Instant at, int race) {
+        long seq = viewSeq + 1;
+        ManifestFormat.Entry entry = new ManifestFormat.Entry(seq, writerId, ++writerCounter, at, ops);
+        byte[] bytes = ManifestFormat.encodeEntry(entry);
+        if (race == 0) {
+            pacer.beforeFirstClaim();
+        }
+        long started = System.nanoTime();
+        byte[] winner = io.claim(seq, bytes);
+        if (winner == ManifestIo.VANISHED) {
+            freshAt = null; // an entry disappeared under us: re-read from the latest checkpoint
+            return null;
+        }
+        if (winner != bytes) {
+            lostRace(seq, winner, race);
+            return null;
+        }
+        pacer.won(System.nanoTime() - started);
+        Object[] results = applyEntry(entry, bytes.length);
+        io.counters.commits.incrementAndGet();
+        maybeCheckpoint();
+        return results;
+    }
+
+    /**
+     * Entry {@code seq} went to another writer: apply it. The first loss retries at once (the loser is current as of
+     * the winner it read); later ones first catch up in parallel. No backoff: a loser that sleeps falls further behind.
+     */
+    private void lostRace(long seq, byte[] winner, int race) {
+        io.counters.lostRaces.incrementAndGet();
+        applyEntry(ManifestFormat.decodeEntry(winner, io.logKey(seq), seq), winner.length);
+        if (race + 1 >= config.maxRaces()) {
+            throw new StorageIOException("manifest commit under " + store.description() + config.prefix()
+                    + " lost " + (race + 1) + " races in a row; contention is too high", null, true);
+        }
+        if (race > 0) {
+            refresh(RACE_WINDOW);
+        }
+    }
+
+    /** Applies an entry to the view; returns each op's result. */
+    private Object[] applyEntry(ManifestFormat.Entry entry, int sizeBytes) {
+        Object[] results = new Object[entry.ops().size()];
+        int i = 0;
         for (ManifestOp op : entry.ops()) {
             try {
-                result = view.apply(op, entry.time());
+                results[i++] = view.apply(op, entry.time());
             } catch (RuntimeException e) {
                 // Deterministic rules make this impossible for entries written by this protocol.
                 CorruptDataException c = new CorruptDataException("manifest entry " + io.logKey(entry.seq())
@@ -391,7 +445,8 @@ public final class ManifestMetadataStore implements MetadataStore {
             logTime = entry.time();
         }
         bytesSinceCheckpoint += sizeBytes;
-        return result;
+        pacer.applied(entry.writerId() == writerId);
+        return results;
     }
 
     // ================================================================================================ refresh
@@ -403,6 +458,14 @@ public final class ManifestMetadataStore implements MetadataStore {
 
     /** Applies every entry after {@code viewSeq}; returns how many. Runs on the conductor (or at start-up). */
     private int refresh() {
+        return refresh(1);
+    }
+
+    /**
+     * Applies every entry after {@code viewSeq}, reading {@code window} in parallel at first (1 for a poll, which
+     * usually finds nothing), doubling while all exist: far behind a busy writer, a few round trips catch up.
+     */
+    private int refresh(int window) {
         int applied = 0;
         Instant started = clock.instant();
         if (stale()) {
@@ -415,17 +478,18 @@ public final class ManifestMetadataStore implements MetadataStore {
             }
         }
         while (true) {
-            long seq = viewSeq + 1;
-            String key = io.logKey(seq);
-            byte[] bytes;
-            try {
-                bytes = io.read(key);
-            } catch (ObjectNotFoundException e) {
+            long from = viewSeq + 1;
+            List<byte[]> run = io.readRun(from, window);
+            for (int i = 0; i < run.size(); i++) {
+                byte[] bytes = run.get(i);
+                applyEntry(ManifestFormat.decodeEntry(bytes, io.logKey(from + i), from + i), bytes.length);
+            }
+            applied += run.size();
+            if (run.size() < window) {
                 freshAt = started;
                 return applied;
             }
-            applyEntry(ManifestFormat.decodeEntry(bytes, key, seq), bytes.length);
-            applied++;
+            window = Math.min(2 * window, FETCH_WINDOW);
         }
     }
 
@@ -460,20 +524,14 @@ public final class ManifestMetadataStore implements MetadataStore {
 
     private void maybeCheckpoint() {
         long seq = viewSeq;
-        boolean due = seq % config.checkpointEvery() == 0
-                || seq - lastCheckpointSeq >= 2 * config.checkpointEvery() // the writer due to write one died
-                || bytesSinceCheckpoint >= config.checkpointBytes();
-        if (!due) {
+        if (seq % config.checkpointEvery() != 0 && bytesSinceCheckpoint < config.checkpointBytes()
+                && seq - lastCheckpointSeq < 2 * config.checkpointEvery()) { // (else the writer due to write one died)
             return;
         }
         byte[] bytes = ManifestFormat.encodeCheckpoint(new ManifestFormat.Checkpoint(seq, logTime, view.snapshot()));
         lastCheckpointSeq = seq;
         bytesSinceCheckpoint = 0;
-        try {
-            background.execute(() -> checkpointWriter.write(seq, bytes));
-        } catch (RejectedExecutionException e) {
-            // closing: the next writer writes one
-        }
+        checkpointWriter.submit(seq, bytes);
     }
 
     // ================================================================================================ SPI: writes
@@ -679,15 +737,11 @@ public final class ManifestMetadataStore implements MetadataStore {
             if (!conductor.awaitTermination(config.requestTimeoutMs() * 2, TimeUnit.MILLISECONDS)) {
                 conductor.shutdownNow();
             }
-            background.shutdown();
-            if (!background.awaitTermination(config.requestTimeoutMs() * 2, TimeUnit.MILLISECONDS)) {
-                background.shutdownNow();
-            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             conductor.shutdownNow();
-            background.shutdownNow();
         }
+        checkpointWriter.close();
     }
 
     // ================================================================================================ for tests
@@ -732,18 +786,10 @@ public final class ManifestMetadataStore implements MetadataStore {
     }
 
     /** Requests and outcomes so far. */
-    public Stats stats() {
+    public ManifestStats stats() {
         ManifestIo.Counters c = io.counters;
-        return new Stats(c.puts.get(), c.gets.get(), c.lists.get(), c.deletes.get(),
-                c.commits.get(), c.lostRaces.get(), c.checkpoints.get());
-    }
-
-    /**
-     * Counters of one instance: object-store requests by kind (every attempt counts), commits that won, races lost,
-     * checkpoints written.
-     */
-    public record Stats(long puts, long gets, long lists, long deletes, long commits, long lostRaces,
-                        long checkpoints) {
+        return new ManifestStats(c.puts.get(), c.gets.get(), c.lists.get(), c.deletes.get(), c.commits.get(),
+                c.lostRaces.get(), c.checkpoints.get());
     }
 
     @Override
