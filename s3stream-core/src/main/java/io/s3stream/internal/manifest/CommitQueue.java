@@ -11,14 +11,16 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 
 /**
  * The commits waiting for a manifest's conductor, in the order they were made, and the rule of group commit: a
- * key-value change, and the key-value changes queued right after it on other keys, share one log entry. A busy caller
- * (a group coordinator committing offsets for many consumers) then takes one entry per round trip instead of one per
- * call, which leaves the log to the other writers too.
+ * key-value change and the key-value changes queued right after it share one log entry. A busy caller (a group
+ * coordinator committing offsets for many consumers) then takes one entry per round trip instead of one per call, which
+ * leaves the log to the other writers too.
  *
- * <p>Only key-value changes are merged, because each one's validity depends on its own key alone (and, for a
- * {@link ManifestOp.ByNode} change, on its node not being fenced): on different keys, checking each against the same
- * state checks the whole entry, as for {@link ManifestOp.ByNode#batch}. Merging stops at the first commit that is not a
- * key-value change or that touches a key already in the group, so changes of one key keep their order.
+ * <p>Only key-value changes are merged. A put or a delete is valid whatever its key holds (a {@link ManifestOp.ByNode}
+ * one only while its node is not fenced), and the ops of an entry apply in order, so puts and deletes of one key may
+ * share an entry: the last one wins, as it would one entry after the other. A compare-and-set depends on its key's
+ * value, so its key appears nowhere else in the entry. Checking each op against the state before the entry then checks
+ * the whole entry, as for {@link ManifestOp.ByNode#batch}. Merging stops at the first commit that is not a key-value
+ * change or that would break that rule, so commits keep their order.
  */
 final class CommitQueue {
 
@@ -52,7 +54,8 @@ final class CommitQueue {
             return List.of();
         }
         Set<String> keys = new HashSet<>();
-        long bytes = keyBytes(first, keys);
+        Set<String> casKeys = new HashSet<>();
+        long bytes = keyBytes(first, keys, casKeys);
         if (bytes < 0) {
             return List.of(first);
         }
@@ -61,21 +64,30 @@ final class CommitQueue {
         int ops = first.ops().size();
         for (Pending next = queue.peekFirst(); next != null; next = queue.peekFirst()) {
             Set<String> theirs = new HashSet<>();
-            long more = keyBytes(next, theirs);
+            Set<String> theirCas = new HashSet<>();
+            long more = keyBytes(next, theirs, theirCas);
             if (more < 0 || ops + next.ops().size() > MAX_OPS || bytes + more > MAX_BYTES
-                    || theirs.stream().anyMatch(keys::contains) || !queue.removeFirstOccurrence(next)) {
+                    || theirs.stream().anyMatch(casKeys::contains) || theirCas.stream().anyMatch(keys::contains)
+                    || !queue.removeFirstOccurrence(next)) {
                 break;
             }
             group.add(next);
             keys.addAll(theirs);
+            casKeys.addAll(theirCas);
             ops += next.ops().size();
             bytes += more;
         }
         return group;
     }
 
-    /** Adds the keys {@code p} changes to {@code keys} and returns their key and value bytes; -1 if not mergeable. */
-    private static long keyBytes(Pending p, Set<String> keys) {
+    /**
+     * Adds the keys {@code p} changes to {@code keys}, and those it compares and sets to {@code casKeys} too; returns
+     * their key and value bytes, or -1 if {@code p} cannot share an entry.
+     */
+    private static long keyBytes(Pending p, Set<String> keys, Set<String> casKeys) {
+        if (p.ops().isEmpty()) {
+            return -1; // an empty batch writes no entry: alone, it answers at once
+        }
         long bytes = 0;
         for (ManifestOp op : p.ops()) {
             ManifestOp change = op instanceof ManifestOp.ByNode b ? b.op() : op;
@@ -93,6 +105,7 @@ final class CommitQueue {
                 case ManifestOp.CompareAndSetKv cas -> {
                     key = cas.key();
                     value = cas.value();
+                    casKeys.add(key);
                 }
                 default -> {
                     return -1;

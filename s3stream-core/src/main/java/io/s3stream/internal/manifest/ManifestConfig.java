@@ -19,7 +19,7 @@ import java.util.Map;
  *                          checkpoint is this old; a writer whose view is older than half of it re-reads first
  * @param maxAttempts       attempts per object-store request before a commit fails with StorageIOException
  * @param maxRaces          lost races per commit before it fails with a retriable StorageIOException
- * @param backoffMs         first backoff between attempts (doubles, with full jitter)
+ * @param backoffMs         first backoff between attempts of a failed store request (doubles, with full jitter)
  * @param maxBackoffMs      largest backoff
  * @param requestTimeoutMs  a request not answered within this is treated as failed with an unknown outcome
  */

@@ -326,8 +326,8 @@ public final class ManifestMetadataStore implements MetadataStore {
     }
 
     /**
-     * Commits key-value changes of several callers in one entry. One that the view would refuse (a fenced node, a
-     * compare-and-set that does not match) leaves the group for {@code alone}; the rest are on different keys.
+     * Commits key-value changes of several callers in one entry. The first that the view would refuse (a fenced node,
+     * a compare-and-set that does not match) and all after it leave the group for {@code alone}, in order.
      */
     private void doMerged(List<CommitQueue.Pending> group, List<CommitQueue.Pending> alone) {
         checkUsable();
@@ -337,15 +337,13 @@ public final class ManifestMetadataStore implements MetadataStore {
             }
             Instant at = entryTime();
             List<ManifestOp> ops = new ArrayList<>();
-            for (java.util.Iterator<CommitQueue.Pending> it = group.iterator(); it.hasNext(); ) {
-                CommitQueue.Pending p = it.next();
-                if (passes(p.ops(), at)) {
-                    ops.addAll(p.ops());
-                } else {
-                    it.remove();
-                    alone.add(p);
-                }
+            int passed = 0;
+            while (passed < group.size() && passes(group.get(passed).ops(), at)) {
+                ops.addAll(group.get(passed++).ops());
             }
+            List<CommitQueue.Pending> rest = group.subList(passed, group.size());
+            alone.addAll(0, rest); // (before those an earlier round set aside, which came later)
+            rest.clear();
             if (ops.isEmpty()) {
                 return;
             }

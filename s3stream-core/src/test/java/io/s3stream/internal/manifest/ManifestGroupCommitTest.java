@@ -66,6 +66,14 @@ class ManifestGroupCommitTest {
                 puts.add(store.putKv(node, epoch, "own/" + i, bytes("v" + i)));
             }
             calls.addAll(puts);
+            List<CompletableFuture<Void>> sameKey = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                sameKey.add(store.putKv(node, epoch, "same", bytes("s" + i)));
+            }
+            calls.addAll(sameKey);
+            // An empty batch (an offset commit of no partition) among them changes nothing and succeeds.
+            calls.add(store.updateKv(node, epoch, java.util.Map.of(), List.of()));
+            calls.add(store.putKv(node, epoch, "after-empty", bytes("x")));
             // Changes of one key keep their order: a put, a compare-and-set that expects it, a delete.
             CompletableFuture<Void> first = store.putKv("ordered", bytes("a"));
             CompletableFuture<Boolean> swap = store.compareAndSetKv("ordered", bytes("a"), bytes("b"));
@@ -84,13 +92,16 @@ class ManifestGroupCommitTest {
             assertThatThrownBy(() -> fenced.get(30, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
                     .hasCauseInstanceOf(NodeFencedException.class);
             long entries = store.stats().commits() - entriesBefore;
-            assertThat(entries).as("46 changes, most of them queued behind a 20 ms request").isLessThan(20);
+            assertThat(entries).as("57 changes, most of them queued behind a 20 ms request").isLessThan(20);
 
             assertThat(store.getKv("ordered").get()).hasValueSatisfying(v -> assertThat(v).isEqualTo(bytes("b")));
             assertThat(store.getKv("cas").get()).hasValueSatisfying(v -> assertThat(v).isEqualTo(bytes("1")));
+            assertThat(store.getKv("same").get()).as("puts of one key apply in their order")
+                    .hasValueSatisfying(v -> assertThat(v).isEqualTo(bytes("s9")));
             assertThat(store.getKv("fenced").get()).isEmpty();
             assertThat(store.getKv("own/0").get()).isEmpty();
             assertThat(store.listKv("own/").get()).hasSize(39);
+            assertThat(store.getKv("after-empty").get()).isPresent();
 
             // A fresh replay of the log reaches the same state, and the log has no gap.
             try (ManifestMetadataStore replay = ManifestMetadataStore.open(objects, InstantSource.system(), config)) {
