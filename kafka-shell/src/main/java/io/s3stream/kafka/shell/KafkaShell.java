@@ -180,7 +180,7 @@ public final class KafkaShell implements AutoCloseable {
             this.metricsPort = config.metricsPort() < 0 ? -1 : metrics.serve(config.metricsHost(), config.metricsPort());
             periodically(config.retentionCheckIntervalMs(), () -> true, () -> applyRetention(topics));
             this.membership = new ClusterMembership(config.nodeId(), storage, topics, config.leaseRenewMs(),
-                    config.leaseTimeoutMs(), config.failoverEnabled(), reason -> {
+                    config.leaseTimeoutMs(), config.leaseStartupGraceMs(), config.failoverEnabled(), reason -> {
                         System.err.println("kafka-shell: FENCED: " + reason + "; no longer serving");
                         onFenced.accept(reason);
                     });

@@ -59,6 +59,16 @@ class ShellConfigTest {
     }
 
     @Test
+    void aRestartedShellHasFiveMinutesToWriteItsFirstLease() {
+        assertThat(config(Map.of()).leaseStartupGraceMs()).isEqualTo(300_000L);
+        assertThat(config(Map.of("s3stream.kafka.lease.startup.grace.ms", "3000")).leaseStartupGraceMs())
+                .isEqualTo(3_000L);
+        assertThatThrownBy(() -> config(Map.of("s3stream.kafka.lease.startup.grace.ms", "-1")))
+                .isInstanceOf(InvalidConfigException.class)
+                .hasMessageContaining("s3stream.kafka.lease.startup.grace.ms");
+    }
+
+    @Test
     void aBadBalanceBandIsRefused() {
         assertThatThrownBy(() -> config(Map.of("s3stream.kafka.balance.band", "2")))
                 .isInstanceOf(InvalidConfigException.class).hasMessageContaining("s3stream.kafka.balance.band");

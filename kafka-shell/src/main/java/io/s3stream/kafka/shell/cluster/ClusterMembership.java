@@ -35,8 +35,9 @@ import java.util.function.Consumer;
  * A survivor that sees a lease expire claims {@code kafka/failover/<id>} by compare-and-set (one claimant wins; a claim
  * whose claimant died is claimed again), then: fences the dead node and recovers its WAL
  * ({@link StreamStorage#takeOverNode(long, long)} of the node epoch in the expired lease, so that an instance that
- * restarted meanwhile is not fenced: it registered a newer epoch and the takeover is refused; every acknowledged
- * record is committed, its streams closed); points each of its
+ * restarted meanwhile is not fenced: it registered a newer epoch and the takeover is refused, unless it has written no
+ * lease for {@code s3stream.kafka.lease.startup.grace.ms}; every acknowledged record is committed, its streams
+ * closed); points each of its
  * partitions' leader records at the live shell leading the fewest; removes its broker registration and lease; and
  * drops the claim. The new leaders open the partitions at a higher epoch on their next reconcile. A dead shell whose WAL
  * is on its own disk ({@code blockdev://}) cannot be taken over: its partitions wait for it to come back.
@@ -60,12 +61,15 @@ public final class ClusterMembership implements AutoCloseable {
     private final TopicRegistry topics;
     private final long renewNanos;
     private final long timeoutNanos;
+    private final long startupGraceNanos;
     private final boolean failover;
     private final Consumer<String> onFenced;
     private final long incarnation = new SecureRandom().nextLong() & Long.MAX_VALUE;
     private final Map<Integer, Observed> observed = new ConcurrentHashMap<>();
     private final Set<Integer> notTakenOver = ConcurrentHashMap.newKeySet();
     private final Set<Integer> failingOver = ConcurrentHashMap.newKeySet();
+    /** Shells found registered again while their last lease aged, and since when (this shell's clock). */
+    private final Map<Integer, Long> restartedSince = new ConcurrentHashMap<>();
     private byte[] myLease;
     private long counter;
     private volatile long lastRenewStartedNanos;
@@ -78,7 +82,7 @@ public final class ClusterMembership implements AutoCloseable {
     }
 
     public ClusterMembership(int nodeId, StreamStorage storage, TopicRegistry topics, long renewMs, long timeoutMs,
-                      boolean failover, Consumer<String> onFenced) {
+                             long startupGraceMs, boolean failover, Consumer<String> onFenced) {
         if (timeoutMs < 2 * renewMs) {
             throw new InvalidConfigException("s3stream.kafka.lease.timeout.ms (" + timeoutMs + ") must be at least "
                     + "twice s3stream.kafka.lease.renew.ms (" + renewMs + ")");
@@ -89,6 +93,7 @@ public final class ClusterMembership implements AutoCloseable {
         this.topics = topics;
         this.renewNanos = TimeUnit.MILLISECONDS.toNanos(renewMs);
         this.timeoutNanos = TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        this.startupGraceNanos = TimeUnit.MILLISECONDS.toNanos(startupGraceMs);
         this.failover = failover;
         this.onFenced = onFenced;
     }
@@ -192,6 +197,7 @@ public final class ClusterMembership implements AutoCloseable {
             if (before == null || !before.value().equals(value)) {
                 observed.put(id, new Observed(value, now));
                 notTakenOver.remove(id); // a new incarnation: it may be failed over when it dies again
+                restartedSince.remove(id);
                 alive.put(id, Long.parseLong(value.split(",")[0]));
             } else if (now - before.changedAtNanos() < timeoutNanos) {
                 alive.put(id, Long.parseLong(value.split(",")[0]));
@@ -211,6 +217,7 @@ public final class ClusterMembership implements AutoCloseable {
             }
         }
         observed.keySet().retainAll(present);
+        restartedSince.keySet().retainAll(present);
         live = alive;
         if (failover && canServe() && alive.firstKey() == nodeId) {
             rescueStranded(alive, present);
@@ -262,16 +269,12 @@ public final class ClusterMembership implements AutoCloseable {
                 + "it over", nodeId, deadId, TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
         TakeoverResult taken;
         try {
-            String[] fields = leaseValue.split(",");
-            // Leases written before the node epoch was part of them: take over whichever instance is registered.
-            taken = (fields.length > 2 ? storage.takeOverNode(deadId, Long.parseLong(fields[2]))
-                    : storage.takeOverNode(deadId)).get(10, TimeUnit.MINUTES);
+            taken = takeOver(deadId, leaseValue);
         } catch (Exception e) {
             Throwable cause = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
             if (cause instanceof io.s3stream.spi.MetadataConflictException) {
-                // It restarted while its old lease aged here: the new instance is alive and keeps its partitions.
-                LOG.log(System.Logger.Level.INFO, "node {0}: node {1} registered again while its lease looked expired; "
-                        + "not taken over ({2})", nodeId, deadId, cause.getMessage());
+                // It restarted while its old lease aged here: the new instance is starting and keeps its partitions.
+                // (Said once per restart; the takeover is tried again every round until it writes a lease.)
             } else if (cause instanceof InvalidConfigException) {
                 notTakenOver.add(deadId);
                 LOG.log(System.Logger.Level.ERROR, "node {0} is dead but cannot be taken over: {1}. Its partitions "
@@ -297,6 +300,43 @@ public final class ClusterMembership implements AutoCloseable {
                         + "{7} ms; {8}", nodeId, deadId, moved, TimeUnit.NANOSECONDS.toMillis(recovered - started),
                 taken.fenceMillis(), taken.recoverMillis(), taken.releaseMillis(),
                 TimeUnit.NANOSECONDS.toMillis(done - recovered), taken);
+    }
+
+    /**
+     * Takes over the instance of {@code deadId} that wrote {@code leaseValue}. If the node registered again since (it
+     * restarted), that instance is gone and the new one keeps the node for
+     * {@code s3stream.kafka.lease.startup.grace.ms}: a restart writes its first lease only once its WAL is recovered.
+     * A new instance that has written no lease after that died or hangs while starting (a crash, a port in use, a
+     * disk gone): it is taken over, whatever its epoch, so that its partitions are not stranded until someone starts
+     * it again.
+     */
+    private TakeoverResult takeOver(int deadId, String leaseValue) throws Exception {
+        String[] fields = leaseValue.split(",");
+        if (fields.length <= 2) {
+            // Leases written before the node epoch was part of them: take over whichever instance is registered.
+            return storage.takeOverNode(deadId).get(10, TimeUnit.MINUTES);
+        }
+        try {
+            return storage.takeOverNode(deadId, Long.parseLong(fields[2])).get(10, TimeUnit.MINUTES);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (!(e.getCause() instanceof io.s3stream.spi.MetadataConflictException)) {
+                throw e;
+            }
+            long now = System.nanoTime();
+            long since = restartedSince.computeIfAbsent(deadId, id -> now);
+            if (now - since < startupGraceNanos) {
+                if (since == now) {
+                    LOG.log(System.Logger.Level.INFO, "node {0}: node {1} registered again while its lease looked "
+                            + "expired; not taken over while it starts (it has {2} ms to write a lease): {3}", nodeId,
+                            deadId, TimeUnit.NANOSECONDS.toMillis(startupGraceNanos), e.getCause().getMessage());
+                }
+                throw e;
+            }
+            LOG.log(System.Logger.Level.WARNING, "node {0}: node {1} registered again {2} ms ago and has written no "
+                    + "lease since: it did not come up; taking over its new instance", nodeId, deadId,
+                    TimeUnit.NANOSECONDS.toMillis(now - since));
+            return storage.takeOverNode(deadId).get(10, TimeUnit.MINUTES);
+        }
     }
 
     private byte[] lease(long counter) {

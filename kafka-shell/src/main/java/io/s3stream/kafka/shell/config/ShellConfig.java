@@ -58,6 +58,7 @@ public final class ShellConfig {
     private final long transactionSweepMs;
     private final long leaseRenewMs;
     private final long leaseTimeoutMs;
+    private final long leaseStartupGraceMs;
     private final boolean failoverEnabled;
     private final long balanceIntervalMs;
     private final double balanceBand;
@@ -70,7 +71,7 @@ public final class ShellConfig {
             "s3stream.kafka.balance.band", "s3stream.kafka.balance.min.bytes.per.sec", "s3stream.kafka.transaction.sweep.ms",
             "s3stream.kafka.ssl.reload.check.ms", "s3stream.kafka.ssl.engine",
             "s3stream.kafka.fetch.held.max.bytes", "s3stream.kafka.offsets.commit.linger.ms",
-            "s3stream.kafka.offsets.retention.ms");
+            "s3stream.kafka.offsets.retention.ms", "s3stream.kafka.lease.startup.grace.ms");
 
     private ShellConfig(Map<String, String> raw) {
         this.raw = Map.copyOf(raw);
@@ -128,6 +129,8 @@ public final class ShellConfig {
                 Integer.MAX_VALUE);
         this.leaseTimeoutMs = intValue("s3stream.kafka.lease.timeout.ms", get("s3stream.kafka.lease.timeout.ms", "6000"),
                 100, Integer.MAX_VALUE);
+        this.leaseStartupGraceMs = intValue("s3stream.kafka.lease.startup.grace.ms",
+                get("s3stream.kafka.lease.startup.grace.ms", "300000"), 0, Integer.MAX_VALUE);
         String failover = get("s3stream.kafka.failover.enable", "true");
         if (!failover.equals("true") && !failover.equals("false")) {
             throw new InvalidConfigException("s3stream.kafka.failover.enable must be true or false, was '" + failover
@@ -452,6 +455,8 @@ public final class ShellConfig {
     public long transactionSweepMs() { return transactionSweepMs; }
     public long leaseRenewMs() { return leaseRenewMs; }
     public long leaseTimeoutMs() { return leaseTimeoutMs; }
+    /** How long a shell that registered again may take to write its first lease before it is taken over anyway. */
+    public long leaseStartupGraceMs() { return leaseStartupGraceMs; }
     public boolean failoverEnabled() { return failoverEnabled; }
     public long balanceIntervalMs() { return balanceIntervalMs; }
     /** Half-width of the byte band, as a fraction of the mean traffic per shell. */
