@@ -45,8 +45,9 @@ final class CommitQueue {
     }
 
     /**
-     * On the conductor: the next commit, and, if it changes keys only, the key-value changes queued right after it on
-     * other keys, within {@link #MAX_OPS} and {@link #MAX_BYTES}. Empty when another round took everything.
+     * On the conductor: the next commit, and, if it changes keys only, the key-value changes queued right after it that
+     * may share its entry (see the class comment), within {@link #MAX_OPS} and {@link #MAX_BYTES}. Empty when another
+     * round took everything.
      */
     List<Pending> next() {
         Pending first = queue.pollFirst();
