@@ -80,9 +80,16 @@ public interface MetadataStore extends AutoCloseable {
      */
     CompletableFuture<StreamMetadata> trimStream(long streamId, long epoch, long newStartOffset);
 
-    /** Deletes a stream; its objects become garbage. */
+    /**
+     * Deletes a stream; its objects become garbage. The built-in stores then forget it (its id is never given
+     * again), so a cluster that creates and deletes streams all day keeps metadata the size of what lives.
+     */
     CompletableFuture<Void> deleteStream(long streamId, long epoch);
 
+    /**
+     * A stream's metadata; empty for an id never created and, in the built-in stores, for a deleted stream (a store
+     * that keeps history may report it {@link StreamState#DELETED}: callers treat both alike).
+     */
     CompletableFuture<Optional<StreamMetadata>> getStream(long streamId);
 
     /** Every stream not deleted, in id order. */

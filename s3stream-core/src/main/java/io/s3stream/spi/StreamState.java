@@ -6,6 +6,10 @@ public enum StreamState {
     OPENED,
     /** Closed: every acknowledged batch is in committed objects; any node may open it. */
     CLOSED,
-    /** Deleted; its objects are garbage. */
+    /**
+     * Deleted; its objects are garbage. The built-in stores forget a stream when it is deleted
+     * ({@link MetadataStore#deleteStream}), so they never report this state; it is here for stores that keep history
+     * (and checkpoints written before streams were forgotten).
+     */
     DELETED
 }

@@ -7,7 +7,6 @@ import io.s3stream.spi.MetadataConflictException;
 import io.s3stream.spi.ObjectState;
 import io.s3stream.spi.ObjectType;
 import io.s3stream.spi.StreamRange;
-import io.s3stream.spi.StreamState;
 
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -55,18 +54,19 @@ final class CommitValidation {
     /**
      * Checks an upload's ranges against the streams: each stream exists, is written at its current epoch and
      * continues at its end offset as {@link Continuity} allows; puts each stream's new end offset in
-     * {@code newEndOffsets}. Ranges of a stream deleted meanwhile are accepted (the data dies on arrival).
+     * {@code newEndOffsets}. Ranges of a stream deleted meanwhile (an id below {@code nextStreamId} that
+     * {@code streams} no longer holds) are accepted: the data dies on arrival.
      */
-    static void validateUpload(Map<Long, StreamEntry> streams, Map<Long, List<StreamRange>> byStream,
-                               Map<Long, Long> newEndOffsets) {
+    static void validateUpload(Map<Long, StreamEntry> streams, long nextStreamId,
+                               Map<Long, List<StreamRange>> byStream, Map<Long, Long> newEndOffsets) {
         for (Map.Entry<Long, List<StreamRange>> entry : byStream.entrySet()) {
             long streamId = entry.getKey();
             StreamEntry s = streams.get(streamId);
             if (s == null) {
+                if (streamId >= 0 && streamId < nextStreamId) {
+                    continue; // deleted meanwhile: the data is accepted as garbage and dies on arrival
+                }
                 throw new StreamNotFoundException("stream " + streamId + " does not exist");
-            }
-            if (s.state == StreamState.DELETED) {
-                continue; // deleted meanwhile: the data is accepted as garbage and dies on arrival
             }
             long expected = s.endOffset;
             for (StreamRange r : entry.getValue()) {
@@ -131,8 +131,8 @@ final class CommitValidation {
                 }
             }
             StreamEntry s = streams.get(streamId);
-            if (s == null || s.state == StreamState.DELETED) {
-                continue; // nothing of a deleted stream must survive
+            if (s == null) {
+                continue; // deleted: nothing of it must survive
             }
             List<long[]> out = union(outs);
             for (long[] interval : in) {

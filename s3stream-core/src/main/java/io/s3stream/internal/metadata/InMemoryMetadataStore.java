@@ -50,9 +50,9 @@ import java.util.function.Supplier;
  *       cannot bound the trim, and the engine must not trim past it. Ranges committed later that lie wholly below
  *       the start offset are dead on arrival, and an upload may leave them out (see {@code commitObjects}). (This
  *       refines the SPI's "never past its end offset".)</li>
- *   <li>{@code deleteStream}: epoch at least the current one (older: fenced), whoever holds the stream; it becomes
- *       {@code DELETED} with owner -1 and the given epoch. Deleting twice fails with not-found.</li>
- *   <li>{@code getStream} returns a deleted stream with state {@code DELETED}; {@code listStreams} omits it.</li>
+ *   <li>{@code deleteStream}: epoch at least the current one (older: fenced), whoever holds the stream; the
+ *       stream is forgotten (its id is never given again). Deleting twice fails with not-found ("was deleted").</li>
+ *   <li>{@code getStream} and {@code listStreams} do not know a deleted stream: empty, omitted.</li>
  * </ul>
  *
  * <h2>Objects</h2>

@@ -56,7 +56,10 @@ import java.util.TreeMap;
  * only <em>live</em> ranges (not wholly below the stream's start offset, stream not deleted). Live ranges of one
  * stream never overlap: uploads only extend past the end offset and compaction outputs lie inside the inputs they
  * replace. So a lookup is one {@code floorKey} plus an in-order walk, and a trim visits only the ranges it kills.
- * Each object counts its live ranges; it is marked for deletion when the count reaches zero.
+ * Each object counts its live ranges; it is marked for deletion when the count reaches zero. A deleted stream is
+ * forgotten at once: its ranges die with it, and an id below {@code nextStreamId} that names no stream is a deleted one
+ * (so ranges of it that objects still list, or that an upload brings late, are dead). A broker that creates and deletes
+ * topics all day keeps a manifest the size of what lives.
  *
  * <h2>Replay (shared with the durable manifest)</h2>
  * {@link #apply(ManifestOp, Instant)} runs one operation as of a given instant and {@link #check(ManifestOp, Instant)}
@@ -351,13 +354,10 @@ public final class ManifestState {
         if (dryRun) {
             return;
         }
-        s.epoch = epoch;
-        s.state = StreamState.DELETED;
-        s.ownerNodeId = -1;
         for (IndexedRange r : s.index.values()) {
             loseLiveRange(objects.get(r.objectId()));
         }
-        s.index.clear();
+        streams.remove(streamId); // forgotten: an id below nextStreamId that no entry holds is a deleted stream
     }
 
     public synchronized Optional<StreamMetadata> getStream(long streamId) {
@@ -366,11 +366,9 @@ public final class ManifestState {
     }
 
     public synchronized List<StreamMetadata> listStreams() {
-        List<StreamMetadata> result = new ArrayList<>();
+        List<StreamMetadata> result = new ArrayList<>(streams.size());
         for (StreamEntry s : streams.values()) {
-            if (s.state != StreamState.DELETED) {
-                result.add(s.toMetadata());
-            }
+            result.add(s.toMetadata());
         }
         return result;
     }
@@ -378,12 +376,15 @@ public final class ManifestState {
     private StreamEntry liveStream(long streamId) {
         StreamEntry s = streams.get(streamId);
         if (s == null) {
-            throw new StreamNotFoundException("stream " + streamId + " does not exist");
-        }
-        if (s.state == StreamState.DELETED) {
-            throw new StreamNotFoundException("stream " + streamId + " was deleted");
+            throw new StreamNotFoundException("stream " + streamId
+                    + (wasDeleted(streamId) ? " was deleted" : " does not exist"));
         }
         return s;
+    }
+
+    /** Whether {@code streamId} names a stream that was created and is now deleted (and so forgotten). */
+    private boolean wasDeleted(long streamId) {
+        return streamId >= 0 && streamId < nextStreamId && !streams.containsKey(streamId);
     }
 
     private static void checkCurrentEpoch(StreamEntry s, long epoch, String action) {
@@ -498,7 +499,7 @@ public final class ManifestState {
                 throw new MetadataConflictException("an upload commits at most one prepared stream set object, this "
                         + "one has " + streamSetObjects);
             }
-            CommitValidation.validateUpload(streams, outputsByStream, newEndOffsets);
+            CommitValidation.validateUpload(streams, nextStreamId, outputsByStream, newEndOffsets);
         }
         if (dryRun) {
             return;
@@ -526,8 +527,8 @@ public final class ManifestState {
             e.committedAtMs = nowMs;
             e.state = ObjectState.COMMITTED;
             for (StreamRange r : o.ranges()) {
-                StreamEntry s = streams.get(r.streamId());
-                if (s.state != StreamState.DELETED && r.endOffset() > s.startOffset) {
+                StreamEntry s = streams.get(r.streamId()); // null: deleted, the range is dead on arrival
+                if (s != null && r.endOffset() > s.startOffset) {
                     s.index.put(r.startOffset(), new IndexedRange(e.objectId, r));
                     e.liveRanges++;
                 }
@@ -566,7 +567,7 @@ public final class ManifestState {
     private void retire(ObjectEntry e) {
         for (StreamRange r : e.ranges) {
             StreamEntry s = streams.get(r.streamId());
-            IndexedRange indexed = s.index.get(r.startOffset());
+            IndexedRange indexed = s == null ? null : s.index.get(r.startOffset());
             if (indexed != null && indexed.objectId() == e.objectId) {
                 s.index.remove(r.startOffset());
             }
@@ -710,9 +711,9 @@ public final class ManifestState {
     // ---------------------------------------------------------------------------------------------- snapshots
 
     /**
-     * The whole state, in a form a checkpoint writes: every node epoch, stream (deleted ones included), object id
+     * The whole state, in a form a checkpoint writes: every node epoch, stream (deleted ones are forgotten), object id
      * (with its prepared deadline) and key. Indexes and live-range counts are not part of it; {@link #restore}
-     * derives them, because a committed object's live ranges are exactly its ranges of streams not deleted that end
+     * derives them, because a committed object's live ranges are exactly its ranges of streams still known that end
      * above the stream's start offset.
      */
     public record Snapshot(long nextStreamId, long nextObjectId, SortedMap<Long, Long> nodeEpochs,
@@ -746,6 +747,9 @@ public final class ManifestState {
         m.nodeEpochs.putAll(snapshot.nodeEpochs());
         m.walPositions.putAll(snapshot.walPositions());
         for (StreamMetadata sm : snapshot.streams()) {
+            if (sm.state() == StreamState.DELETED) {
+                continue; // a checkpoint written before deleted streams were forgotten (doDeleteStream)
+            }
             StreamEntry s = new StreamEntry(sm.streamId(), sm.startOffset(), sm.tags());
             s.epoch = sm.epoch();
             s.endOffset = sm.endOffset();
@@ -776,7 +780,7 @@ public final class ManifestState {
             } else if (e.state == ObjectState.COMMITTED) {
                 for (StreamRange r : e.ranges) {
                     StreamEntry s = m.streams.get(r.streamId());
-                    if (s != null && s.state != StreamState.DELETED && r.endOffset() > s.startOffset) {
+                    if (s != null && r.endOffset() > s.startOffset) {
                         s.index.put(r.startOffset(), new IndexedRange(e.objectId, r));
                         e.liveRanges++;
                     }

@@ -7,6 +7,8 @@ import io.s3stream.spi.CommitRequest;
 import io.s3stream.spi.ObjectMetadata;
 import io.s3stream.spi.ObjectState;
 import io.s3stream.spi.ObjectType;
+import io.s3stream.spi.StreamMetadata;
+import io.s3stream.spi.StreamState;
 import io.s3stream.spi.StreamRange;
 import io.s3stream.testing.ManualClock;
 import org.junit.jupiter.api.Test;
@@ -104,6 +106,63 @@ class ManifestFormatTest {
                     .adopted("wal/1/0000000000000004", 12, List.of())), List.of(), 6L << 24)), clock.instant());
         }
         assertThat(encode(legacy)).isEqualTo(encode(m));
+    }
+
+    @Test
+    void deletedStreamsLeaveTheStateAndCheckpointsOfEarlierVersionsRestoreWithoutThem() {
+        ManifestState m = sample();
+        StreamMetadata gone = m.getStream(1).orElseThrow();
+        ManifestState.Snapshot before = m.snapshot();
+        apply(m, new ManifestOp.DeleteStream(1, 0), clock.instant());
+
+        assertThat(m.snapshot().streams()).extracting(StreamMetadata::streamId).containsExactly(0L);
+        assertThat(m.getStream(1)).isEmpty();
+        // Stream 1's ranges in the three stream set objects are dead, stream 0's still live.
+        assertThat(m.listObjects(ObjectState.COMMITTED)).hasSize(3);
+
+        // A checkpoint written before streams were forgotten holds the deleted stream in state DELETED.
+        List<StreamMetadata> legacyStreams = List.of(m.getStream(0).orElseThrow(), new StreamMetadata(1, 0,
+                gone.startOffset(), gone.endOffset(), StreamState.DELETED, -1, gone.tags()));
+        ManifestState.Snapshot after = m.snapshot();
+        ManifestState legacy = ManifestState.restore(new ManifestState.Snapshot(after.nextStreamId(),
+                after.nextObjectId(), after.nodeEpochs(), after.walPositions(), legacyStreams, after.objects(),
+                after.kv()), clock);
+        assertThat(encode(legacy)).isEqualTo(encode(m));
+        assertThat(before.streams()).hasSize(2);
+
+        // In both, a late upload of the deleted stream is dead on arrival and a second deletion says what happened.
+        long id = (Long) apply(m, new ManifestOp.PrepareObjects(1, Duration.ofMinutes(1).toNanos()), clock.instant());
+        apply(legacy, new ManifestOp.PrepareObjects(1, Duration.ofMinutes(1).toNanos()), clock.instant());
+        for (ManifestState state : List.of(m, legacy)) {
+            apply(state, new ManifestOp.CommitObjects(new CommitRequest(1, 1, List.of(new CommitRequest.NewObject(id,
+                    ObjectType.STREAM, 5, List.of(new StreamRange(1, 0, 115, 120)))), List.of())), clock.instant());
+            assertThat(state.listObjects(ObjectState.MARKED_FOR_DELETION)).extracting(ObjectMetadata::objectId)
+                    .contains(id);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> apply(state,
+                    new ManifestOp.DeleteStream(1, 0), clock.instant())).hasMessageContaining("stream 1 was deleted");
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> apply(state,
+                    new ManifestOp.DeleteStream(2, 0), clock.instant())).hasMessageContaining("stream 2 does not");
+        }
+        assertThat(encode(legacy)).isEqualTo(encode(m));
+    }
+
+    @Test
+    void aManifestThatCreatesAndDeletesStreamsAllDayKeepsOnlyWhatLives() {
+        ManifestState m = sample();
+        int sizeBefore = encode(m).length;
+        Instant t = clock.instant();
+        for (int i = 0; i < 10_000; i++) {
+            StreamMetadata s = (StreamMetadata) apply(m, new ManifestOp.CreateStream(1, 1, 0,
+                    Map.of("topic", "t-" + i, "partition", "0")), t);
+            long id = (Long) apply(m, new ManifestOp.PrepareObjects(1, Duration.ofMinutes(1).toNanos()), t);
+            apply(m, new ManifestOp.CommitObjects(new CommitRequest(1, 1, List.of(new CommitRequest.NewObject(id,
+                    ObjectType.STREAM, 10, List.of(new StreamRange(s.streamId(), 0, 0, 10)))), List.of())), t);
+            apply(m, new ManifestOp.DeleteStream(s.streamId(), 0), t);
+            apply(m, new ManifestOp.ObjectsDeleted(List.of(id)), t); // the compactor deleted its object
+        }
+        // Only the two id counters grew: a few bytes of varint, not one stream record per deletion.
+        assertThat(encode(m).length).isBetween(sizeBefore, sizeBefore + 8);
+        assertThat(m.listStreams()).hasSize(2);
     }
 
     @Test
