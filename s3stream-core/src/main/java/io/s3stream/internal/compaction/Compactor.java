@@ -8,6 +8,7 @@ import io.s3stream.StorageConfig;
 import io.s3stream.internal.format.DataBlock;
 import io.s3stream.internal.format.IndexEntry;
 import io.s3stream.internal.store.ObjectStorage;
+import io.s3stream.internal.util.Executors2;
 import io.s3stream.internal.util.Futures;
 import io.s3stream.spi.CommitRequest;
 import io.s3stream.spi.MetadataConflictException;
@@ -735,16 +736,9 @@ public final class Compactor implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        thread.shutdown();
-        try {
-            deletion.close();
-            if (!thread.awaitTermination(60, TimeUnit.SECONDS)) {
-                thread.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            thread.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
+        thread.shutdown(); // no new round while the deletion loop stops
+        deletion.close();
+        Executors2.stop(thread, 60, TimeUnit.SECONDS);
     }
 
     /** Crash simulation: stop at once. */

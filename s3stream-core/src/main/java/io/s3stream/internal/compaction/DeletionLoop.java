@@ -1,5 +1,7 @@
 package io.s3stream.internal.compaction;
 
+import io.s3stream.internal.util.Executors2;
+
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -86,12 +88,9 @@ final class DeletionLoop {
     }
 
     /** Stops scheduling passes and waits up to a minute for one in progress. */
-    void close() throws InterruptedException {
+    void close() {
         closed = true;
-        thread.shutdown();
-        if (!thread.awaitTermination(60, TimeUnit.SECONDS)) {
-            thread.shutdownNow();
-        }
+        Executors2.stop(thread, 60, TimeUnit.SECONDS);
     }
 
     void halt() {

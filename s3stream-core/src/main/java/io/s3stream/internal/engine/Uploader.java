@@ -2,6 +2,7 @@ package io.s3stream.internal.engine;
 
 import io.s3stream.NodeFencedException;
 import io.s3stream.StorageIOException;
+import io.s3stream.internal.util.Executors2;
 
 import java.time.Duration;
 import java.util.Set;
@@ -205,15 +206,7 @@ final class Uploader implements AutoCloseable {
     public void close() {
         closing = true;
         ticker.shutdownNow();
-        thread.shutdown();
-        try {
-            if (!thread.awaitTermination(60, TimeUnit.SECONDS)) {
-                thread.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            thread.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
+        Executors2.stop(thread, 60, TimeUnit.SECONDS);
     }
 
     /** Crash simulation: stop at once. */

@@ -2,6 +2,7 @@ package io.s3stream.internal.manifest;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.s3stream.internal.util.Executors2;
 import io.s3stream.spi.ObjectInfo;
 import io.s3stream.spi.ObjectStoreException;
 
@@ -60,15 +61,7 @@ final class CheckpointWriter {
 
     /** Lets the checkpoint being written finish (within two request timeouts), then stops. */
     void close() {
-        thread.shutdown();
-        try {
-            if (!thread.awaitTermination(config.requestTimeoutMs() * 2, TimeUnit.MILLISECONDS)) {
-                thread.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            thread.shutdownNow();
-        }
+        Executors2.stop(thread, config.requestTimeoutMs() * 2, TimeUnit.MILLISECONDS);
     }
 
     /**

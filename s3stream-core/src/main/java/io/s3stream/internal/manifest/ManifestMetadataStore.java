@@ -5,6 +5,7 @@ import io.s3stream.StorageIOException;
 import io.s3stream.StreamOptions;
 import io.s3stream.internal.metadata.ManifestState;
 import io.s3stream.internal.metadata.ManifestOp;
+import io.s3stream.internal.util.Executors2;
 import io.s3stream.spi.CommitRequest;
 import io.s3stream.spi.MetadataStore;
 import io.s3stream.spi.NodeMetadata;
@@ -170,17 +171,26 @@ public final class ManifestMetadataStore implements MetadataStore {
         }
         for (long from = viewSeq + 1; from <= last; from += FETCH_WINDOW) {
             int count = (int) Math.min(FETCH_WINDOW, last - from + 1);
-            List<byte[]> run = io.readRun(from, count);
-            for (int i = 0; i < run.size(); i++) {
-                byte[] bytes = run.get(i);
-                applyEntry(ManifestFormat.decodeEntry(bytes, io.logKey(from + i), from + i), bytes.length);
-            }
-            if (run.size() < count) {
-                throw missingEntry(from + run.size(), last);
+            int read = readAndApply(from, count);
+            if (read < count) {
+                throw missingEntry(from + read, last);
             }
         }
         refresh(); // entries committed while we listed
         pacer.reset();
+    }
+
+    /**
+     * Reads entries {@code from} on, at most {@code count} of them ({@link ManifestIo#readRun}: in parallel, stopping
+     * at the first that does not exist) and applies them in order; returns how many.
+     */
+    private int readAndApply(long from, int count) {
+        List<byte[]> run = io.readRun(from, count);
+        for (int i = 0; i < run.size(); i++) {
+            byte[] bytes = run.get(i);
+            applyEntry(ManifestFormat.decodeEntry(bytes, io.logKey(from + i), from + i), bytes.length);
+        }
+        return run.size();
     }
 
     /**
@@ -476,14 +486,9 @@ public final class ManifestMetadataStore implements MetadataStore {
             }
         }
         while (true) {
-            long from = viewSeq + 1;
-            List<byte[]> run = io.readRun(from, window);
-            for (int i = 0; i < run.size(); i++) {
-                byte[] bytes = run.get(i);
-                applyEntry(ManifestFormat.decodeEntry(bytes, io.logKey(from + i), from + i), bytes.length);
-            }
-            applied += run.size();
-            if (run.size() < window) {
+            int read = readAndApply(viewSeq + 1, window);
+            applied += read;
+            if (read < window) {
                 freshAt = started;
                 return applied;
             }
@@ -730,15 +735,7 @@ public final class ManifestMetadataStore implements MetadataStore {
             return;
         }
         closed = true;
-        conductor.shutdown();
-        try {
-            if (!conductor.awaitTermination(config.requestTimeoutMs() * 2, TimeUnit.MILLISECONDS)) {
-                conductor.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            conductor.shutdownNow();
-        }
+        Executors2.stop(conductor, config.requestTimeoutMs() * 2, TimeUnit.MILLISECONDS);
         checkpointWriter.close();
     }
 
