@@ -2,6 +2,7 @@ package io.s3stream;
 
 import io.s3stream.internal.engine.StorageEngine;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -44,6 +45,15 @@ public final class StreamStorage implements AutoCloseable {
      */
     public CompletableFuture<Stream> openStream(long streamId, long epoch) {
         return engine.openStream(streamId, epoch);
+    }
+
+    /**
+     * Every stream not deleted, in id order, as the shared metadata knows it: the streams of every node on this object
+     * store, not only this engine's. A stream created or deleted by another node shows once this node's metadata has
+     * caught up with it (within the manifest's poll interval).
+     */
+    public CompletableFuture<List<StreamInfo>> listStreams() {
+        return engine.listStreams();
     }
 
     /**

@@ -11,6 +11,7 @@ import io.s3stream.StorageMetrics;
 import io.s3stream.Stream;
 import io.s3stream.StreamClosedException;
 import io.s3stream.StreamFencedException;
+import io.s3stream.StreamInfo;
 import io.s3stream.StreamOptions;
 import io.s3stream.TakeoverResult;
 import io.s3stream.cache.BlockCache;
@@ -190,6 +191,11 @@ public final class StorageEngine implements AutoCloseable {
             streams.put(meta.streamId(), handle);
             return handle;
         });
+    }
+
+    public CompletableFuture<List<StreamInfo>> listStreams() {
+        return metadata.listStreams().thenApply(all -> all.stream().map(m -> new StreamInfo(m.streamId(), m.epoch(),
+                m.startOffset(), m.endOffset(), m.ownerNodeId(), m.tags())).toList());
     }
 
     public CompletableFuture<Stream> openStream(long streamId, long epoch) {

@@ -10,6 +10,7 @@ import io.s3stream.StoredBatch;
 import io.s3stream.Stream;
 import io.s3stream.StreamClosedException;
 import io.s3stream.StreamFencedException;
+import io.s3stream.StreamInfo;
 import io.s3stream.StreamNotFoundException;
 import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
@@ -254,6 +255,27 @@ class StorageEngineTest {
         s.destroy().get(10, TimeUnit.SECONDS);
         assertThatThrownBy(() -> storage.openStream(s.streamId(), 1).get())
                 .hasCauseInstanceOf(StreamNotFoundException.class);
+    }
+
+    @Test
+    void listStreamsShowsEveryNodesLiveStreamsWithTheirHoldersAndForgetsDestroyedOnes() throws Exception {
+        StreamStorage one = fixture.open(1);
+        StreamStorage two = fixture.open(2);
+        Stream a = one.createStream(StreamOptions.builder().tags(Map.of("t", "a")).build()).get();
+        Stream b = two.createStream(StreamOptions.builder().tags(Map.of("t", "b")).build()).get();
+        Stream c = one.createStream(StreamOptions.defaults()).get();
+        append(a, 3, payload(10));
+        a.close().get(10, TimeUnit.SECONDS); // uploads: the committed end offset is 3
+        c.destroy().get(10, TimeUnit.SECONDS);
+        two.keyValues().sync().get(10, TimeUnit.SECONDS);
+        one.keyValues().sync().get(10, TimeUnit.SECONDS); // both views caught up with the other node
+
+        for (StreamStorage view : List.of(one, two)) {
+            assertThat(view.listStreams().get(10, TimeUnit.SECONDS)).containsExactly(
+                    new StreamInfo(a.streamId(), 0, 0, 3, -1, Map.of("t", "a")),
+                    new StreamInfo(b.streamId(), 0, 0, 0, 2, Map.of("t", "b")));
+        }
+        assertThat(one.listStreams().get(10, TimeUnit.SECONDS).get(1).isOpen()).isTrue();
     }
 
     @Test
