@@ -137,7 +137,7 @@ public final class KafkaShell implements AutoCloseable {
         try {
             opened = StreamStorage.open(config.storageConfig());
             this.storage = opened;
-            TopicRegistry topics = new TopicRegistry(storage, blocking, config.nodeId());
+            TopicRegistry topics = new TopicRegistry(storage, blocking, config.nodeId(), config.orphanStreamGraceMs());
             this.topics = topics;
             topics.reconcile();
             this.groups = new GroupCoordinator(config, storage.keyValues());

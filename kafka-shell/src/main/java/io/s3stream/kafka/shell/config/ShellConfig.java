@@ -59,6 +59,7 @@ public final class ShellConfig {
     private final long leaseRenewMs;
     private final long leaseTimeoutMs;
     private final long leaseStartupGraceMs;
+    private final long orphanStreamGraceMs;
     private final boolean failoverEnabled;
     private final long balanceIntervalMs;
     private final double balanceBand;
@@ -71,7 +72,8 @@ public final class ShellConfig {
             "s3stream.kafka.balance.band", "s3stream.kafka.balance.min.bytes.per.sec", "s3stream.kafka.transaction.sweep.ms",
             "s3stream.kafka.ssl.reload.check.ms", "s3stream.kafka.ssl.engine",
             "s3stream.kafka.fetch.held.max.bytes", "s3stream.kafka.offsets.commit.linger.ms",
-            "s3stream.kafka.offsets.retention.ms", "s3stream.kafka.lease.startup.grace.ms");
+            "s3stream.kafka.offsets.retention.ms", "s3stream.kafka.lease.startup.grace.ms",
+            "s3stream.kafka.orphan.stream.grace.ms");
 
     private ShellConfig(Map<String, String> raw) {
         this.raw = Map.copyOf(raw);
@@ -131,6 +133,8 @@ public final class ShellConfig {
                 100, Integer.MAX_VALUE);
         this.leaseStartupGraceMs = intValue("s3stream.kafka.lease.startup.grace.ms",
                 get("s3stream.kafka.lease.startup.grace.ms", "300000"), 0, Integer.MAX_VALUE);
+        this.orphanStreamGraceMs = intValue("s3stream.kafka.orphan.stream.grace.ms",
+                get("s3stream.kafka.orphan.stream.grace.ms", "600000"), 1000, Integer.MAX_VALUE);
         String failover = get("s3stream.kafka.failover.enable", "true");
         if (!failover.equals("true") && !failover.equals("false")) {
             throw new InvalidConfigException("s3stream.kafka.failover.enable must be true or false, was '" + failover
@@ -457,6 +461,8 @@ public final class ShellConfig {
     public long leaseTimeoutMs() { return leaseTimeoutMs; }
     /** How long a shell that registered again may take to write its first lease before it is taken over anyway. */
     public long leaseStartupGraceMs() { return leaseStartupGraceMs; }
+    /** How long a topic's stream must go unrecorded before it is taken for an unfinished creation's and destroyed. */
+    public long orphanStreamGraceMs() { return orphanStreamGraceMs; }
     public boolean failoverEnabled() { return failoverEnabled; }
     public long balanceIntervalMs() { return balanceIntervalMs; }
     /** Half-width of the byte band, as a fraction of the mean traffic per shell. */

@@ -123,8 +123,8 @@ final class StreamDestroyer {
         return storage.openStream(id, SWEEP_EPOCH)
                 .thenCompose(Stream::destroy)
                 .thenCompose(v -> kv.delete(key(id)))
-                .thenRun(() -> LOG.log(System.Logger.Level.INFO, () -> "destroyed stream " + id + " of deleted topic "
-                        + "partition " + what + ", which its leader had not destroyed"))
+                .thenRun(() -> LOG.log(System.Logger.Level.INFO, () -> "destroyed stream " + id + " (partition "
+                        + what + "), which no leader had destroyed"))
                 .exceptionallyCompose(e -> {
                     Throwable cause = ApiFamily.cause(e);
                     if (cause instanceof StreamNotFoundException) {

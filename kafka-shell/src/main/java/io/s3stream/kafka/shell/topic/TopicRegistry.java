@@ -2,7 +2,6 @@ package io.s3stream.kafka.shell.topic;
 
 import io.s3stream.KeyValues;
 import io.s3stream.Stream;
-import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.network.ApiFamily;
@@ -40,7 +39,8 @@ import java.util.function.BooleanSupplier;
  *       the partition's stream open; it opens it at {@code epoch} (bumped by compare-and-set on every open, which
  *       fences any earlier handle). {@code target >= 0} asks the leader to hand the partition over.</li>
  *   <li>{@code kafka/broker/<id>}: {@code host:port} of a running shell (written at start, deleted at clean stop).</li>
- *   <li>{@code kafka/destroy/<stream id>}: a stream of a deleted topic not destroyed yet ({@link StreamDestroyer}).</li>
+ *   <li>{@code kafka/destroy/<stream id>}: a stream of a deleted topic not destroyed yet ({@link StreamDestroyer}),
+ *       or one no topic recorded because its creation did not finish ({@link OrphanStreams}).</li>
  * </ul>
  *
  * <h2>Reconciling</h2>
@@ -142,13 +142,16 @@ public final class TopicRegistry {
     private volatile Map<Integer, Map<String, String>> endpoints = Map.of();
     private volatile BooleanSupplier servingCheck = () -> true;
     private final StreamDestroyer destroyer;
+    private final OrphanStreams orphans;
 
-    public TopicRegistry(StreamStorage storage, Executor blocking, int nodeId) {
+    public TopicRegistry(StreamStorage storage, Executor blocking, int nodeId, long orphanGraceMs) {
         this.storage = storage;
         this.kv = storage.keyValues();
         this.blocking = blocking;
         this.nodeId = nodeId;
         this.destroyer = new StreamDestroyer(storage, kv, System::nanoTime, TimeUnit.SECONDS.toNanos(1));
+        this.orphans = new OrphanStreams(storage, kv, nodeId, System::nanoTime,
+                TimeUnit.MILLISECONDS.toNanos(orphanGraceMs));
     }
 
     /** Serving is allowed only while {@code check} says so (the cluster lease); until set, always. */
@@ -271,6 +274,7 @@ public final class TopicRegistry {
                     }
                 }
             }
+            orphans.sweep(creating::containsKey);
             destroyer.sweep(this::openHere);
             SortedMap<String, byte[]> leaders = kv.list(LEADER_PREFIX).join();
             for (Map.Entry<String, byte[]> e : records.entrySet()) {
@@ -571,8 +575,7 @@ public final class TopicRegistry {
         }
         List<CompletableFuture<Stream>> streams = new ArrayList<>();
         for (int i = 0; i < partitions; i++) {
-            streams.add(storage.createStream(StreamOptions.builder()
-                    .tags(Map.of("kafka.topic", name, "kafka.partition", Integer.toString(i))).build()));
+            streams.add(storage.createStream(OrphanStreams.partitionStream(name, i)));
         }
         Uuid id = Uuid.randomUuid();
         CompletableFuture.allOf(streams.toArray(CompletableFuture[]::new)).thenCompose(v -> {
@@ -639,8 +642,7 @@ public final class TopicRegistry {
         List<Stream> created = new ArrayList<>();
         try {
             for (int i = current; i < count; i++) {
-                created.add(storage.createStream(StreamOptions.builder()
-                        .tags(Map.of("kafka.topic", name, "kafka.partition", Integer.toString(i))).build()).join());
+                created.add(storage.createStream(OrphanStreams.partitionStream(name, i)).join());
             }
             byte[] before = kv.get(PREFIX + name).join().orElseThrow(
                     () -> new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
