@@ -315,7 +315,7 @@ class TransactionsTest {
     }
 
     @Test
-    void deletingATopicDropsItsTransactionCheckpoints() throws Exception {
+    void deletingATopicDropsItsTransactionCheckpointsAndLeaderRecords() throws Exception {
         try (KafkaProducer<String, String> p = transactional("t-delete", Map.of())) {
             p.beginTransaction();
             send(p, "txn", "gone-", 6);
@@ -327,6 +327,8 @@ class TransactionsTest {
         fx.shell.close();
         try (io.s3stream.StreamStorage storage = io.s3stream.StreamStorage.open(fx.config().storageConfig())) {
             assertThat(storage.keyValues().list("kafka/txn-index/").join()).isEmpty();
+            assertThat(storage.keyValues().list("kafka/leader/txn/").join()).isEmpty();
+            assertThat(storage.keyValues().get("kafka/topic/txn").join()).isEmpty();
         }
         fx.shell = KafkaShell.start(fx.config());
     }

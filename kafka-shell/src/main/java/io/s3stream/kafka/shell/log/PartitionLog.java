@@ -147,9 +147,9 @@ public final class PartitionLog {
         }
     }
 
-    /** Deletes the transaction checkpoint of stream {@code streamId} (its partition's topic was deleted). */
-    public static CompletableFuture<Void> forgetTransactions(KeyValues kv, long streamId) {
-        return kv.delete(TxnCheckpoint.key(streamId));
+    /** The key of stream {@code streamId}'s transaction checkpoint, which goes with its topic. */
+    public static String transactionsKey(long streamId) {
+        return TxnCheckpoint.key(streamId);
     }
 
     /**

@@ -680,13 +680,14 @@ public final class TopicRegistry {
     }
 
     /**
-     * Deletes a topic: its record goes first, in one atomic change with a {@code kafka/destroy/} key per stream (from
-     * then on the topic is deleted, here and on every shell), then its leader records, transaction checkpoints and the
-     * streams this shell leads; other shells destroy theirs when they next reconcile and find the topic gone, and a
-     * stream nobody destroyed (its leader down, a destroy that failed) is destroyed by a later sweep
-     * ({@link StreamDestroyer}). If the topic's record cannot be deleted (the metadata store failing, a full disk
-     * under {@code file://}), nothing changed: the topic is back and the error says to retry. Failures after that
-     * point are logged with the partition; they do not undo the deletion.
+     * Deletes a topic: its record, its partitions' leader records and transaction checkpoints go in one atomic change
+     * with a {@code kafka/destroy/} key per stream (from then on the topic is deleted, here and on every shell, and
+     * nothing of it is left in the key-value space but those keys), then this shell destroys the streams it leads;
+     * other shells destroy theirs when they next reconcile and find the topic gone, and a stream nobody destroyed (its
+     * leader down, a destroy that failed) is destroyed by a later sweep ({@link StreamDestroyer}). If the change cannot
+     * be made (the metadata store failing, a full disk under {@code file://}), nothing changed: the topic is back and
+     * the error says to retry. A destroy that fails after that point is logged with the partition; it does not undo
+     * the deletion.
      */
     CompletableFuture<Void> delete(String name) {
         Topic t = topics.remove(name);
@@ -695,8 +696,13 @@ public final class TopicRegistry {
         }
         deleting.add(name);
         List<Long> streamIds = new ArrayList<>();
-        t.slots().forEach(s -> streamIds.add(s.streamId));
-        CompletableFuture<Void> deleted = kv.update(StreamDestroyer.keysOf(name, streamIds), List.of(PREFIX + name))
+        List<String> gone = new ArrayList<>(List.of(PREFIX + name));
+        for (Slot s : t.slots()) {
+            streamIds.add(s.streamId);
+            gone.add(leaderKey(name, s.index));
+            gone.add(PartitionLog.transactionsKey(s.streamId));
+        }
+        CompletableFuture<Void> deleted = kv.update(StreamDestroyer.keysOf(name, streamIds), gone)
                 .handle((v, e) -> {
                     if (e == null) {
                         return null;
@@ -708,16 +714,7 @@ public final class TopicRegistry {
                     throw new KafkaStorageException("Deleting topic '" + name + "' failed, the topic is unchanged; "
                             + "retry. Cause: " + cause.getMessage(), cause);
                 });
-        return deleted.thenCompose(v -> {
-            List<CompletableFuture<Void>> all = new ArrayList<>();
-            for (Slot s : t.slots()) {
-                all.add(logged(kv.delete(leaderKey(name, s.index)), name, s.index, "its leader record"));
-                // its transaction checkpoint, if any
-                all.add(logged(PartitionLog.forgetTransactions(kv, s.streamId), name, s.index, "its transaction state"));
-            }
-            all.add(destroyLedHere(t));
-            return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
-        }).whenComplete((v, e) -> deleting.remove(name));
+        return deleted.thenCompose(v -> destroyLedHere(t)).whenComplete((v, e) -> deleting.remove(name));
     }
 
     private static CompletableFuture<Void> logged(CompletableFuture<Void> step, String topic, int partition, String what) {
