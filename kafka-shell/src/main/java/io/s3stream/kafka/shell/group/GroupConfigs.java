@@ -24,6 +24,7 @@ public final class GroupConfigs {
     static final String HEARTBEAT_INTERVAL = "consumer.heartbeat.interval.ms";
     private static final Set<String> KEYS = Set.of(SESSION_TIMEOUT, HEARTBEAT_INTERVAL);
     private static final String PREFIX = "kafka/group-config/";
+    private static final int ALTER_ATTEMPTS = 5;
 
     private GroupConfigs() {
     }
@@ -48,11 +49,19 @@ public final class GroupConfigs {
 
     /**
      * Applies SET ({@code value != null}) and DELETE ({@code null}) changes after validating the result; with
-     * {@code validateOnly} nothing is stored.
+     * {@code validateOnly} nothing is stored. The stored overrides are replaced by compare-and-set, so two alters of
+     * one group at once (two admins, two shells) both take effect, one after the other, as they would in Kafka's
+     * controller; after {@value #ALTER_ATTEMPTS} lost races it fails, as a topic's config change does.
      */
     public static CompletableFuture<Void> alter(ShellConfig config, KeyValues kv, String group,
                                                 Map<String, String> changes, boolean validateOnly) {
-        return overrides(kv, group).thenCompose(current -> {
+        return alter(config, kv, group, changes, validateOnly, ALTER_ATTEMPTS);
+    }
+
+    private static CompletableFuture<Void> alter(ShellConfig config, KeyValues kv, String group,
+                                                 Map<String, String> changes, boolean validateOnly, int attempts) {
+        return kv.get(key(group)).thenCompose(stored -> {
+            Map<String, String> current = decode(stored);
             Map<String, String> next = new TreeMap<>(current);
             changes.forEach((k, v) -> {
                 if (!KEYS.contains(k)) {
@@ -75,7 +84,17 @@ public final class GroupConfigs {
             if (validateOnly) {
                 return CompletableFuture.<Void>completedFuture(null);
             }
-            return next.isEmpty() ? kv.delete(key(group)) : kv.put(key(group), StoredProperties.format(next));
+            byte[] value = next.isEmpty() ? null : StoredProperties.format(next);
+            return kv.compareAndSet(key(group), stored.orElse(null), value).thenCompose(changed -> {
+                if (changed || (stored.isEmpty() && value == null)) {
+                    return CompletableFuture.<Void>completedFuture(null);
+                }
+                if (attempts > 1) {
+                    return alter(config, kv, group, changes, false, attempts - 1); // changed meanwhile: again on it
+                }
+                return CompletableFuture.<Void>failedFuture(new IllegalStateException("the configs of group " + group
+                        + " kept changing under this alter (" + ALTER_ATTEMPTS + " attempts); retry"));
+            });
         });
     }
 
