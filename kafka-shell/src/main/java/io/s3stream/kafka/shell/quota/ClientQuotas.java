@@ -47,6 +47,7 @@ public final class ClientQuotas {
     static final int SAMPLES = 11;
     static final long WINDOW_MS = 1_000;
     private static final String PREFIX = "kafka/quota/";
+    private static final int ALTER_ATTEMPTS = 5;
     /** A part of an entity: absent (the entity does not name this type). */
     private static final String ABSENT = "-";
     /** A part of an entity: the default for this type. */
@@ -118,16 +119,35 @@ public final class ClientQuotas {
         if (validateOnly) {
             return CompletableFuture.completedFuture(null);
         }
-        Map<String, Double> next = new TreeMap<>(configured.getOrDefault(entity, Map.of()));
-        changes.forEach((k, v) -> {
-            if (v == null) {
-                next.remove(k);
-            } else {
-                next.put(k, v);
-            }
+        return alterStored(entity, changes, ALTER_ATTEMPTS).thenRun(this::refresh);
+    }
+
+    /**
+     * Applies {@code changes} to the entity's stored quotas (not to this shell's copy, which may lag another shell's
+     * change) by compare-and-set, so that two alters of one entity at once both take effect.
+     */
+    private CompletableFuture<Void> alterStored(Entity entity, Map<String, Double> changes, int attempts) {
+        return kv.get(entity.key()).thenCompose(stored -> {
+            Map<String, Double> next = new TreeMap<>(stored.map(ClientQuotas::decode).orElseGet(Map::of));
+            changes.forEach((k, v) -> {
+                if (v == null) {
+                    next.remove(k);
+                } else {
+                    next.put(k, v);
+                }
+            });
+            byte[] value = next.isEmpty() ? null : encode(next);
+            return kv.compareAndSet(entity.key(), stored.orElse(null), value).thenCompose(changed -> {
+                if (changed || (stored.isEmpty() && value == null)) {
+                    return CompletableFuture.<Void>completedFuture(null);
+                }
+                if (attempts > 1) {
+                    return alterStored(entity, changes, attempts - 1); // changed meanwhile: again on the new value
+                }
+                return CompletableFuture.<Void>failedFuture(new IllegalStateException("the quotas of "
+                        + describe(entity) + " kept changing under this alter (" + ALTER_ATTEMPTS + " attempts); retry"));
+            });
         });
-        CompletableFuture<Void> write = next.isEmpty() ? kv.delete(entity.key()) : kv.put(entity.key(), encode(next));
-        return write.thenRun(this::refresh);
     }
 
     static String describe(Entity e) {
