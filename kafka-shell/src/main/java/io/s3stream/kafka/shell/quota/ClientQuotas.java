@@ -145,7 +145,8 @@ public final class ClientQuotas {
                     return alterStored(entity, changes, attempts - 1); // changed meanwhile: again on the new value
                 }
                 return CompletableFuture.<Void>failedFuture(new IllegalStateException("the quotas of "
-                        + describe(entity) + " kept changing under this alter (" + ALTER_ATTEMPTS + " attempts); retry"));
+                        + describe(entity) + " kept changing under this alter (" + ALTER_ATTEMPTS
+                        + " attempts); retry"));
             });
         });
     }

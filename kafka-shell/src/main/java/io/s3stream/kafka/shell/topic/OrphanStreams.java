@@ -124,8 +124,8 @@ final class OrphanStreams {
                 continue; // recorded since the listing
             }
             String what = topic + "-" + s.tags().getOrDefault(PARTITION_TAG, "?");
-            kv.put(StreamDestroyer.key(s.streamId()), (what + ", in no topic's record").getBytes(StandardCharsets.UTF_8))
-                    .join();
+            byte[] value = (what + ", in no topic's record").getBytes(StandardCharsets.UTF_8);
+            kv.put(StreamDestroyer.key(s.streamId()), value).join();
             suspects.remove(s.streamId());
             handed.add(s.streamId());
             LOG.log(System.Logger.Level.WARNING, () -> "stream " + s.streamId() + " was created for partition " + what

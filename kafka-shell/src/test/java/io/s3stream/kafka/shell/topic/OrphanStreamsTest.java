@@ -40,8 +40,8 @@ class OrphanStreamsTest {
     }
 
     private static Stream create(StreamStorage storage, String topic) throws Exception {
-        Stream s = storage.createStream(topic == null ? StreamOptions.defaults() : OrphanStreams.partitionStream(topic, 0))
-                .get(10, TimeUnit.SECONDS);
+        StreamOptions options = topic == null ? StreamOptions.defaults() : OrphanStreams.partitionStream(topic, 0);
+        Stream s = storage.createStream(options).get(10, TimeUnit.SECONDS);
         s.append(RecordBatch.of(1, ByteBuffer.wrap(new byte[100]))).get(10, TimeUnit.SECONDS);
         return s;
     }
@@ -55,8 +55,8 @@ class OrphanStreamsTest {
     }
 
     private static void assertGone(StreamStorage storage, long streamId) {
-        assertThatThrownBy(() -> storage.openStream(streamId, StreamDestroyer.SWEEP_EPOCH + 1).get(10, TimeUnit.SECONDS))
-                .hasCauseInstanceOf(StreamNotFoundException.class);
+        assertThatThrownBy(() -> storage.openStream(streamId, StreamDestroyer.SWEEP_EPOCH + 1)
+                .get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(StreamNotFoundException.class);
     }
 
     private List<Long> sweepAt(long nanos, OrphanStreams orphans, StreamStorage... views) throws Exception {
