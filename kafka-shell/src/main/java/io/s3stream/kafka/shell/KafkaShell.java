@@ -34,6 +34,7 @@ import io.s3stream.kafka.shell.metrics.ShellMetrics;
 import io.s3stream.kafka.shell.network.ApiDispatcher;
 import io.s3stream.kafka.shell.network.ConnectionInitializer;
 import io.s3stream.kafka.shell.network.InterShellSecurity;
+import io.s3stream.kafka.shell.network.OpenConnections;
 import io.s3stream.kafka.shell.network.ReloadingTls;
 import io.s3stream.kafka.shell.network.RequestMemoryPool;
 import io.s3stream.kafka.shell.network.SaslAuthentication;
@@ -78,6 +79,7 @@ public final class KafkaShell implements AutoCloseable {
     private volatile ApiDispatcher apis;
     /** The memory budget of requests in flight, across connections ({@code queued.max.request.bytes}). */
     private final RequestMemoryPool requestMemory;
+    private final OpenConnections connections = new OpenConnections();
     private final ExecutorService blocking;
     private final ScheduledExecutorService timer;
     private final GroupCoordinator groups;
@@ -327,7 +329,8 @@ public final class KafkaShell implements AutoCloseable {
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new ConnectionInitializer(() -> apis, maxFrame, requestMemory,
                             config.connectionsMaxIdleMs(), tls, sasl, listener.name(),
-                            org.apache.kafka.common.security.auth.SecurityProtocol.forName(protocol), principals))
+                            org.apache.kafka.common.security.auth.SecurityProtocol.forName(protocol), principals,
+                            connections))
                     .bind(address).syncUninterruptibly().channel();
         } catch (Exception e) { // Netty rethrows the checked BindException without declaring it
             // Name the listener, the address and the setting that chose it.
@@ -491,6 +494,7 @@ public final class KafkaShell implements AutoCloseable {
         }
         closed = true;
         servers.forEach(server -> server.close().syncUninterruptibly());
+        connections.closeAll(5_000); // before the event loops stop: they may not close them (OpenConnections)
         saslSetups.forEach(SaslAuthentication::close);
         membership.close();
         try {

@@ -26,6 +26,7 @@ public final class ConnectionInitializer extends ChannelInitializer<SocketChanne
     private final ListenerName listenerName;
     private final SecurityProtocol protocol;
     private final SslPrincipalMapper principalMapper;
+    private final OpenConnections connections;
 
     /**
      * @param apis          the dispatcher; asked for at the first connection (the listener is bound before it exists)
@@ -39,10 +40,12 @@ public final class ConnectionInitializer extends ChannelInitializer<SocketChanne
      * @param protocol      the listener's security protocol
      * @param principalMapper {@code ssl.principal.mapping.rules} of a TLS listener (a client certificate's subject to
      *                        a user name), else null
+     * @param connections   the shell's open connections, which this one joins (closed with the shell)
      */
     public ConnectionInitializer(Supplier<ApiDispatcher> apis, int maxFrameBytes, RequestMemoryPool pool, long idleMs,
                                  java.util.function.Supplier<SslContext> tls, SaslAuthentication sasl, String listenerName,
-                                 SecurityProtocol protocol, SslPrincipalMapper principalMapper) {
+                                 SecurityProtocol protocol, SslPrincipalMapper principalMapper,
+                                 OpenConnections connections) {
         this.apis = apis;
         this.maxFrameBytes = maxFrameBytes;
         this.pool = pool;
@@ -52,10 +55,14 @@ public final class ConnectionInitializer extends ChannelInitializer<SocketChanne
         this.listenerName = ListenerName.normalised(listenerName);
         this.protocol = protocol;
         this.principalMapper = principalMapper;
+        this.connections = connections;
     }
 
     @Override
     protected void initChannel(SocketChannel ch) {
+        if (!connections.admit(ch)) {
+            return; // the shell is closing: the connection is being closed, not served
+        }
         if (tls != null) {
             ch.pipeline().addLast(tls.get().newHandler(ch.alloc()));
         }
