@@ -1,8 +1,11 @@
 package io.s3stream;
 
+import java.util.Arrays;
+import java.util.ConcurrentModificationException;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 
 /**
  * A small key-value space kept in the manifest beside the streams, for the embedding system's own metadata (for
@@ -47,4 +50,45 @@ public interface KeyValues {
      * instead of a hundred. A key may not be in both; fenced like {@link #put}.
      */
     CompletableFuture<Void> update(java.util.Map<String, byte[]> puts, java.util.Collection<String> deletes);
+
+    /**
+     * Replaces {@code key}'s value by {@code change} applied to it, by compare-and-set: the read-modify-write for a
+     * value that several nodes, or several callers on one node, may change at once (a config, a counter, a set
+     * encoded in one value). When another change of the key lands between the read and the write, {@code change} is
+     * applied again to the new value, up to {@code attempts} times in all, so no change is lost.
+     *
+     * <p>{@code change} gets the current value (empty: absent) and returns the new one ({@code null}: delete or leave
+     * absent); it may run more than once, so it must not have side effects. A result equal to the current value
+     * writes nothing.
+     *
+     * @return the value stored (empty: absent). Fails with what {@code change} threw, changing nothing; with
+     *         {@link ConcurrentModificationException} when all {@code attempts} lost to other changes; with
+     *         {@link NodeFencedException} as {@link #compareAndSet} does
+     * @throws IllegalArgumentException when {@code attempts} is below 1
+     */
+    default CompletableFuture<Optional<byte[]>> compute(String key, Function<Optional<byte[]>, byte[]> change,
+                                                        int attempts) {
+        if (attempts < 1) {
+            throw new IllegalArgumentException("attempts must be at least 1, not " + attempts);
+        }
+        return get(key).thenCompose(current -> {
+            byte[] next = change.apply(current);
+            if (next == null ? current.isEmpty() : current.isPresent() && Arrays.equals(current.get(), next)) {
+                return CompletableFuture.completedFuture(current);
+            }
+            return compareAndSet(key, current.orElse(null), next).thenCompose(changed -> {
+                if (changed) {
+                    return CompletableFuture.completedFuture(Optional.ofNullable(next));
+                }
+                if (attempts > 1) {
+                    // Another change landed first: apply ours again, on its value. The built-in stores decide a
+                    // compare-and-set on the state that includes every change before it, so the read sees the
+                    // winner; a store whose reads lag only makes this attempt lose too, never a change lost.
+                    return compute(key, change, attempts - 1);
+                }
+                return CompletableFuture.failedFuture(new ConcurrentModificationException("key " + key
+                        + " kept changing: every attempt to change it lost to another change; retry"));
+            });
+        });
+    }
 }

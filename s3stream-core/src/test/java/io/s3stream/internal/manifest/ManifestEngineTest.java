@@ -162,4 +162,84 @@ class ManifestEngineTest {
         assertThatThrownBy(() -> one.openStream(s.streamId(), 0).get(10, TimeUnit.SECONDS))
                 .hasCauseInstanceOf(StreamFencedException.class);
     }
+
+    private static int counter(java.util.Optional<byte[]> value) {
+        return value.map(b -> Integer.parseInt(new String(b, java.nio.charset.StandardCharsets.US_ASCII))).orElse(0);
+    }
+
+    private static byte[] counter(int n) {
+        return Integer.toString(n).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    }
+
+    @Test
+    void computeLosesNoChangeWhenTwoEnginesChangeOneKeyAtOnce() throws Exception {
+        List<StreamStorage> engines = List.of(engine(1), engine(2));
+        int rounds = 40;
+        java.util.Queue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        java.util.concurrent.atomic.AtomicInteger applied = new java.util.concurrent.atomic.AtomicInteger();
+        List<Thread> threads = new ArrayList<>();
+        for (StreamStorage e : engines) {
+            threads.add(Thread.ofPlatform().start(() -> {
+                for (int i = 0; i < rounds; i++) {
+                    try {
+                        e.keyValues().compute("counter", v -> {
+                            applied.incrementAndGet();
+                            return counter(counter(v) + 1);
+                        }, 1_000).get(30, TimeUnit.SECONDS);
+                    } catch (Exception ex) {
+                        failures.add(ex);
+                    }
+                }
+            }));
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        assertThat(failures).isEmpty();
+        engines.getFirst().keyValues().sync().get(10, TimeUnit.SECONDS);
+        assertThat(counter(engines.getFirst().keyValues().get("counter").get(10, TimeUnit.SECONDS)))
+                .as("every increment of both engines (the change applied %d times)", applied.get())
+                .isEqualTo(2 * rounds);
+    }
+
+    @Test
+    void computeDeletesWritesNothingForTheSameValueAndChangesNothingWhenTheChangeFails() throws Exception {
+        StreamStorage one = engine(1);
+        var kv = one.keyValues();
+        assertThat(kv.compute("k", v -> counter(counter(v) + 5), 1).get(10, TimeUnit.SECONDS)).hasValue(counter(5));
+        Path log = dir.resolve("bucket").resolve("manifest").resolve("log");
+        long entries;
+        try (var files = Files.list(log)) {
+            entries = files.count();
+        }
+        assertThat(kv.compute("k", v -> v.orElseThrow().clone(), 1).get(10, TimeUnit.SECONDS)).hasValue(counter(5));
+        assertThat(kv.compute("absent", v -> null, 1).get(10, TimeUnit.SECONDS)).isEmpty();
+        try (var files = Files.list(log)) {
+            assertThat(files.count()).as("no manifest entry for a change that changes nothing").isEqualTo(entries);
+        }
+        assertThatThrownBy(() -> kv.compute("k", v -> {
+            throw new IllegalArgumentException("refused");
+        }, 3).get(10, TimeUnit.SECONDS)).hasRootCauseInstanceOf(IllegalArgumentException.class);
+        assertThat(kv.get("k").get(10, TimeUnit.SECONDS)).hasValue(counter(5));
+        assertThat(kv.compute("k", v -> null, 1).get(10, TimeUnit.SECONDS)).isEmpty();
+        assertThat(kv.get("k").get(10, TimeUnit.SECONDS)).isEmpty();
+        assertThatThrownBy(() -> kv.compute("k", v -> null, 0)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void computeFailsWhenEveryAttemptLosesToAnotherChange() throws Exception {
+        StreamStorage one = engine(1);
+        StreamStorage two = engine(2);
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        // Each time the change runs, the other engine changes the key first: every compare-and-set loses.
+        assertThatThrownBy(() -> one.keyValues().compute("k", v -> {
+            int n = calls.incrementAndGet();
+            two.keyValues().put("k", counter(100 + n)).join();
+            return counter(counter(v) + 1);
+        }, 3).get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(java.util.ConcurrentModificationException.class)
+                .hasMessageContaining("key k kept changing");
+        assertThat(calls).hasValue(3);
+        one.keyValues().sync().get(10, TimeUnit.SECONDS);
+        assertThat(one.keyValues().get("k").get(10, TimeUnit.SECONDS)).hasValue(counter(103));
+    }
 }
