@@ -49,53 +49,45 @@ public final class GroupConfigs {
 
     /**
      * Applies SET ({@code value != null}) and DELETE ({@code null}) changes after validating the result; with
-     * {@code validateOnly} nothing is stored. The stored overrides are replaced by compare-and-set, so two alters of
-     * one group at once (two admins, two shells) both take effect, one after the other, as they would in Kafka's
-     * controller; after {@value #ALTER_ATTEMPTS} lost races it fails, as a topic's config change does.
+     * {@code validateOnly} nothing is stored. The stored overrides are replaced by compare-and-set
+     * ({@link KeyValues#compute}), so two alters of one group at once (two admins, two shells) both take effect, one
+     * after the other, as they would in Kafka's controller; after {@value #ALTER_ATTEMPTS} lost races it fails, as a
+     * topic's config change does.
      */
     public static CompletableFuture<Void> alter(ShellConfig config, KeyValues kv, String group,
                                                 Map<String, String> changes, boolean validateOnly) {
-        return alter(config, kv, group, changes, validateOnly, ALTER_ATTEMPTS);
+        if (validateOnly) {
+            return kv.get(key(group)).thenAccept(stored -> changed(config, stored, changes));
+        }
+        return kv.compute(key(group), stored -> {
+            Map<String, String> next = changed(config, stored, changes);
+            return next.isEmpty() ? null : StoredProperties.format(next);
+        }, ALTER_ATTEMPTS).thenApply(stored -> null);
     }
 
-    private static CompletableFuture<Void> alter(ShellConfig config, KeyValues kv, String group,
-                                                 Map<String, String> changes, boolean validateOnly, int attempts) {
-        return kv.get(key(group)).thenCompose(stored -> {
-            Map<String, String> current = decode(stored);
-            Map<String, String> next = new TreeMap<>(current);
-            changes.forEach((k, v) -> {
-                if (!KEYS.contains(k)) {
-                    throw new InvalidConfigurationException("unknown group config " + k + "; groups here have "
-                            + new TreeMap<>(Map.of(SESSION_TIMEOUT, "", HEARTBEAT_INTERVAL, "")).keySet());
-                }
-                if (v == null) {
-                    next.remove(k);
-                } else {
-                    next.put(k, v);
-                }
-            });
-            Map<String, String> effective = effective(config, next);
-            int session = positive(effective, SESSION_TIMEOUT);
-            int heartbeat = positive(effective, HEARTBEAT_INTERVAL);
-            if (heartbeat >= session) {
-                throw new InvalidConfigurationException(HEARTBEAT_INTERVAL + " (" + heartbeat + ") must be less than "
-                        + SESSION_TIMEOUT + " (" + session + ")");
+    /** The overrides {@code changes} make of {@code stored}, validated. */
+    private static Map<String, String> changed(ShellConfig config, Optional<byte[]> stored,
+                                               Map<String, String> changes) {
+        Map<String, String> next = new TreeMap<>(decode(stored));
+        changes.forEach((k, v) -> {
+            if (!KEYS.contains(k)) {
+                throw new InvalidConfigurationException("unknown group config " + k + "; groups here have "
+                        + new TreeMap<>(Map.of(SESSION_TIMEOUT, "", HEARTBEAT_INTERVAL, "")).keySet());
             }
-            if (validateOnly) {
-                return CompletableFuture.<Void>completedFuture(null);
+            if (v == null) {
+                next.remove(k);
+            } else {
+                next.put(k, v);
             }
-            byte[] value = next.isEmpty() ? null : StoredProperties.format(next);
-            return kv.compareAndSet(key(group), stored.orElse(null), value).thenCompose(changed -> {
-                if (changed || (stored.isEmpty() && value == null)) {
-                    return CompletableFuture.<Void>completedFuture(null);
-                }
-                if (attempts > 1) {
-                    return alter(config, kv, group, changes, false, attempts - 1); // changed meanwhile: again on it
-                }
-                return CompletableFuture.<Void>failedFuture(new IllegalStateException("the configs of group " + group
-                        + " kept changing under this alter (" + ALTER_ATTEMPTS + " attempts); retry"));
-            });
         });
+        Map<String, String> effective = effective(config, next);
+        int session = positive(effective, SESSION_TIMEOUT);
+        int heartbeat = positive(effective, HEARTBEAT_INTERVAL);
+        if (heartbeat >= session) {
+            throw new InvalidConfigurationException(HEARTBEAT_INTERVAL + " (" + heartbeat + ") must be less than "
+                    + SESSION_TIMEOUT + " (" + session + ")");
+        }
+        return next;
     }
 
     /** Forgets a deleted group's configs. */

@@ -119,15 +119,16 @@ public final class ClientQuotas {
         if (validateOnly) {
             return CompletableFuture.completedFuture(null);
         }
-        return alterStored(entity, changes, ALTER_ATTEMPTS).thenRun(this::refresh);
+        return alterStored(entity, changes).thenRun(this::refresh);
     }
 
     /**
      * Applies {@code changes} to the entity's stored quotas (not to this shell's copy, which may lag another shell's
-     * change) by compare-and-set, so that two alters of one entity at once both take effect.
+     * change) by compare-and-set ({@link KeyValues#compute}), so that two alters of one entity at once both take
+     * effect.
      */
-    private CompletableFuture<Void> alterStored(Entity entity, Map<String, Double> changes, int attempts) {
-        return kv.get(entity.key()).thenCompose(stored -> {
+    private CompletableFuture<Void> alterStored(Entity entity, Map<String, Double> changes) {
+        return kv.compute(entity.key(), stored -> {
             Map<String, Double> next = new TreeMap<>(stored.map(ClientQuotas::decode).orElseGet(Map::of));
             changes.forEach((k, v) -> {
                 if (v == null) {
@@ -136,19 +137,8 @@ public final class ClientQuotas {
                     next.put(k, v);
                 }
             });
-            byte[] value = next.isEmpty() ? null : encode(next);
-            return kv.compareAndSet(entity.key(), stored.orElse(null), value).thenCompose(changed -> {
-                if (changed || (stored.isEmpty() && value == null)) {
-                    return CompletableFuture.<Void>completedFuture(null);
-                }
-                if (attempts > 1) {
-                    return alterStored(entity, changes, attempts - 1); // changed meanwhile: again on the new value
-                }
-                return CompletableFuture.<Void>failedFuture(new IllegalStateException("the quotas of "
-                        + describe(entity) + " kept changing under this alter (" + ALTER_ATTEMPTS
-                        + " attempts); retry"));
-            });
-        });
+            return next.isEmpty() ? null : encode(next);
+        }, ALTER_ATTEMPTS).thenApply(stored -> null);
     }
 
     static String describe(Entity e) {

@@ -14,7 +14,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -42,7 +41,6 @@ final class OrphanStreams {
     static final String TOPIC_TAG = "kafka.topic";
     static final String PARTITION_TAG = "kafka.partition";
     /** Topic records name their streams as {@code stream.<partition>=<id>}. */
-    private static final String STREAM_KEY = "stream.";
     private static final System.Logger LOG = System.getLogger(OrphanStreams.class.getName());
     private static final RateLimitedLog FAILED = new RateLimitedLog(LOG, System.Logger.Level.WARNING,
             TimeUnit.MINUTES.toNanos(10));
@@ -140,16 +138,7 @@ final class OrphanStreams {
     private static Set<Long> namedStreams(Iterable<byte[]> records) {
         Set<Long> ids = new HashSet<>();
         for (byte[] record : records) {
-            Properties p = StoredProperties.parse(record);
-            for (String key : p.stringPropertyNames()) {
-                if (key.startsWith(STREAM_KEY)) {
-                    try {
-                        ids.add(Long.parseLong(p.getProperty(key).trim()));
-                    } catch (NumberFormatException e) {
-                        // not a stream id: names nothing
-                    }
-                }
-            }
+            ids.addAll(TopicRecord.streamIds(StoredProperties.parse(record)));
         }
         return ids;
     }

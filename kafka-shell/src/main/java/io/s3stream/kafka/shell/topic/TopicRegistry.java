@@ -327,7 +327,7 @@ public final class TopicRegistry {
         List<Slot> slots = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             Slot known = t != null && t.id().equals(id) ? t.slot(i) : null;
-            slots.add(known != null ? known : new Slot(i, Long.parseLong(p.getProperty("stream." + i))));
+            slots.add(known != null ? known : new Slot(i, TopicRecord.stream(p, i)));
         }
         Topic grown = new Topic(name, id, List.copyOf(slots), configsOf(p), this::serving);
         topics.put(name, grown);
@@ -584,7 +584,7 @@ public final class TopicRegistry {
             p.setProperty("partitions", Integer.toString(partitions));
             p.setProperty("creator", Integer.toString(nodeId));
             for (int i = 0; i < partitions; i++) {
-                p.setProperty("stream." + i, Long.toString(streams.get(i).join().streamId()));
+                TopicRecord.stream(p, i, streams.get(i).join().streamId());
             }
             configs.forEach((k, val) -> p.setProperty("config." + k, val));
             return kv.compareAndSet(PREFIX + name, null, StoredProperties.format(p));
@@ -652,7 +652,7 @@ public final class TopicRegistry {
             }
             p.setProperty("partitions", Integer.toString(count));
             for (int i = current; i < count; i++) {
-                p.setProperty("stream." + i, Long.toString(created.get(i - current).streamId()));
+                TopicRecord.stream(p, i, created.get(i - current).streamId());
                 p.setProperty("creator." + i, Integer.toString(nodeId));
             }
             if (!kv.compareAndSet(PREFIX + name, before, StoredProperties.format(p)).join()) {
@@ -742,10 +742,9 @@ public final class TopicRegistry {
      * other shells pick the change up when they next reconcile.
      */
     synchronized void alterConfigs(String name, Map<String, String> changes) {
-        for (int attempt = 0; attempt < 10; attempt++) {
-            byte[] before = kv.get(PREFIX + name).join().orElseThrow(
-                    () -> new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
-            Properties p = StoredProperties.parse(before);
+        byte[] stored = kv.compute(PREFIX + name, before -> {
+            Properties p = StoredProperties.parse(before.orElseThrow(
+                    () -> new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist.")));
             changes.forEach((k, v) -> {
                 if (v == null) {
                     p.remove("config." + k);
@@ -753,15 +752,13 @@ public final class TopicRegistry {
                     p.setProperty("config." + k, v);
                 }
             });
-            if (kv.compareAndSet(PREFIX + name, before, StoredProperties.format(p)).join()) {
-                Topic t = topics.get(name);
-                if (t != null) {
-                    topics.put(name, new Topic(name, t.id(), t.slots(), configsOf(p), this::serving));
-                }
-                return;
-            }
+            return StoredProperties.format(p);
+        }, 10).join().orElseThrow();
+        Topic t = topics.get(name);
+        if (t != null) {
+            topics.put(name, new Topic(name, t.id(), t.slots(), configsOf(StoredProperties.parse(stored)),
+                    this::serving));
         }
-        throw new IllegalStateException("topic " + name + " kept changing");
     }
 
     // ---------------------------------------------------------------- encoding
