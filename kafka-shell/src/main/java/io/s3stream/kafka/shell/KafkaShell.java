@@ -161,6 +161,7 @@ public final class KafkaShell implements AutoCloseable {
                     config.transactionalIdExpirationMs());
             FetchSessions fetchSessions = new FetchSessions(config.fetchSessionCacheSlots());
             fetchSessions.bindTo(metrics.registry());
+            connections.bindTo(metrics.registry());
             ClientQuotas quotas = new ClientQuotas(storage.keyValues());
             quotas.refresh();
             scram.attach(storage.keyValues());

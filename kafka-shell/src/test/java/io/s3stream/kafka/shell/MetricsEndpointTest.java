@@ -52,6 +52,8 @@ class MetricsEndpointTest {
                 read += c.poll(Duration.ofMillis(100)).count();
             }
             assertThat(read).isEqualTo(50);
+            // The consumer's connection (at least) is open while it lives.
+            assertThat(metric(fx.scrapeMetrics(), "kafka_server_connections{node_id=\"0\"}")).isPositive();
         }
         Thread.sleep(200); // the engine's snapshot is cached for 100 ms
         String body = fx.scrapeMetrics();

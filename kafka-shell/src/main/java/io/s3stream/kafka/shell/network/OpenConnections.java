@@ -1,5 +1,7 @@
 package io.s3stream.kafka.shell.network;
 
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 
@@ -43,6 +45,12 @@ public final class OpenConnections {
     /** Connections open now. */
     public int size() {
         return open.size();
+    }
+
+    /** Registers the gauge of open client connections (Kafka's socket-server {@code connection-count}). */
+    public void bindTo(MeterRegistry registry) {
+        Gauge.builder("kafka.server.connections", this, OpenConnections::size)
+                .description("client connections open now, on every listener").register(registry);
     }
 
     /**

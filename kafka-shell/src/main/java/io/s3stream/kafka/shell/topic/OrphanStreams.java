@@ -40,7 +40,6 @@ import java.util.function.Predicate;
 final class OrphanStreams {
     static final String TOPIC_TAG = "kafka.topic";
     static final String PARTITION_TAG = "kafka.partition";
-    /** Topic records name their streams as {@code stream.<partition>=<id>}. */
     private static final System.Logger LOG = System.getLogger(OrphanStreams.class.getName());
     private static final RateLimitedLog FAILED = new RateLimitedLog(LOG, System.Logger.Level.WARNING,
             TimeUnit.MINUTES.toNanos(10));
