@@ -318,7 +318,7 @@ public final class KafkaShell implements AutoCloseable {
             }
         }
         SaslAuthentication sasl = protocol.startsWith("SASL_")
-                ? SaslAuthentication.fromConfig(listener.name(), k -> config.get(k, null), scram) : null;
+                ? SaslAuthentication.fromConfig(listener.name(), setting, scram) : null;
         if (sasl != null) {
             saslSetups.add(sasl);
         }

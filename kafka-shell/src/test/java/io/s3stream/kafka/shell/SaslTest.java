@@ -166,6 +166,44 @@ class SaslTest {
                         + "username=\"" + user + "\" password=\"" + password + "\";");
     }
 
+    private static Admin admin(String bootstrap, Map<String, Object> client) {
+        Map<String, Object> m = new HashMap<>(client);
+        m.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        m.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
+        m.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
+        return Admin.create(m);
+    }
+
+    @Test
+    void eachListenerOffersItsOwnMechanisms() throws Exception {
+        // Kafka reads every SASL setting of a listener with the listener's prefix first: here the external listener
+        // offers PLAIN (the broker-wide setting) and the internal one SCRAM-SHA-256 only.
+        Map<String, String> listeners = new HashMap<>(saslListener());
+        listeners.put("listeners", "SASL_PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0");
+        listeners.put("listener.security.protocol.map", "SASL_PLAINTEXT:SASL_PLAINTEXT,INTERNAL:SASL_PLAINTEXT");
+        listeners.put("inter.broker.listener.name", "SASL_PLAINTEXT");
+        listeners.put("listener.name.internal.sasl.enabled.mechanisms", "SCRAM-SHA-256");
+        try (ShellFixture fx = new ShellFixture(listeners); Admin a = admin(fx, client("alice", "alice-secret"))) {
+            a.alterUserScramCredentials(List.of(new org.apache.kafka.clients.admin.UserScramCredentialUpsertion("carol",
+                    new org.apache.kafka.clients.admin.ScramCredentialInfo(
+                            org.apache.kafka.clients.admin.ScramMechanism.SCRAM_SHA_256, 8192), "carol-secret")))
+                    .all().get();
+            String internal = "127.0.0.1:" + fx.shell.port("INTERNAL");
+            try (Admin viaScram = admin(internal, scramClient("SCRAM-SHA-256", "carol", "carol-secret"))) {
+                assertThat(viaScram.describeCluster().nodes().get()).extracting(n -> n.port())
+                        .containsExactly(fx.shell.port("INTERNAL"));
+            }
+            try (Admin plainOnInternal = admin(internal, client("alice", "alice-secret"))) {
+                assertThatThrownBy(() -> plainOnInternal.listTopics().names().get()).cause()
+                        .isInstanceOf(org.apache.kafka.common.errors.UnsupportedSaslMechanismException.class);
+            }
+            try (Admin scramOnExternal = admin(fx, scramClient("SCRAM-SHA-256", "carol", "carol-secret"))) {
+                assertThatThrownBy(() -> scramOnExternal.listTopics().names().get()).cause()
+                        .isInstanceOf(org.apache.kafka.common.errors.UnsupportedSaslMechanismException.class);
+            }
+        }
+    }
+
     @Test
     void scramUsersAreManagedWithAdminAndAuthenticate() throws Exception {
         Map<String, String> listener = new HashMap<>(saslListener());
