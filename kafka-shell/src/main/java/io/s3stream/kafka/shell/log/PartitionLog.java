@@ -152,6 +152,9 @@ public final class PartitionLog {
         return TxnCheckpoint.key(streamId);
     }
 
+    /** Where every transaction checkpoint's key starts; the stream id follows. */
+    public static final String TRANSACTIONS_PREFIX = TxnCheckpoint.PREFIX;
+
     /**
      * Stops taking appends (they get NOT_LEADER_OR_FOLLOWER) and closes the stream once the appends queued before this
      * call are done; the library uploads the stream's data so another shell can open it. Long polls are woken.

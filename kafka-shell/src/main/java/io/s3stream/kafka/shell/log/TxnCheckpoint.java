@@ -38,8 +38,10 @@ final class TxnCheckpoint {
         this.partition = partition;
     }
 
+    static final String PREFIX = "kafka/txn-index/";
+
     static String key(long streamId) {
-        return "kafka/txn-index/" + streamId;
+        return PREFIX + streamId;
     }
 
     /** Whether the partition has a checkpoint: it saw transactional data (on the appender). */

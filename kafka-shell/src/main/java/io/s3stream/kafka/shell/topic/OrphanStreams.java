@@ -4,6 +4,7 @@ import io.s3stream.KeyValues;
 import io.s3stream.StreamInfo;
 import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
+import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.network.ApiFamily;
 import io.s3stream.kafka.shell.network.RateLimitedLog;
 
@@ -34,6 +35,9 @@ import java.util.function.Predicate;
  * made the stream either recorded it or failed. Before a stream is handed over, its topic's record is read once more:
  * a creation that finished meanwhile keeps its streams. Untagged streams (an embedding program's own) are never
  * touched.
+ *
+ * <p>Each sweep also deletes the transaction checkpoints of streams that no longer exist (a leader may write one
+ * after its topic was deleted, before it noticed).
  *
  * <p>Not thread-safe: {@link TopicRegistry#reconcile} calls {@link #sweep} under its lock.
  */
@@ -93,8 +97,12 @@ final class OrphanStreams {
     }
 
     private List<Long> sweep(long now, Predicate<String> creatingHere) {
+        // Checkpoint keys before streams: a checkpoint is written after its stream was created, so a stream missing
+        // from the later listing is gone, not yet to come.
+        Set<String> checkpoints = kv.list(PartitionLog.TRANSACTIONS_PREFIX).join().keySet();
         // Streams first, records after: a creation that records its topic between the two reads is seen recorded.
         List<StreamInfo> streams = storage.listStreams().join();
+        forgetCheckpointsOfGoneStreams(checkpoints, streams);
         Set<Long> named = namedStreams(kv.list(TopicRegistry.PREFIX).join().values());
         Set<String> pending = kv.list(StreamDestroyer.PREFIX).join().keySet();
         Map<Long, Long> stillSuspect = new HashMap<>();
@@ -131,6 +139,31 @@ final class OrphanStreams {
                     + "failed); destroying it");
         }
         return handed;
+    }
+
+    /**
+     * Deletes the transaction checkpoints ({@code kafka/txn-index/<stream id>}) of streams that no longer exist.
+     * DeleteTopics deletes them with the topic, but a partition's leader that wrote one after the deletion, before it
+     * noticed, leaves it behind for good. Stream ids are never reused, so such a key names nothing any more.
+     */
+    private void forgetCheckpointsOfGoneStreams(Set<String> checkpoints, List<StreamInfo> streams) {
+        Set<Long> live = new HashSet<>();
+        streams.forEach(s -> live.add(s.streamId()));
+        List<String> gone = new ArrayList<>();
+        for (String key : checkpoints) {
+            try {
+                if (!live.contains(Long.parseLong(key.substring(PartitionLog.TRANSACTIONS_PREFIX.length())))) {
+                    gone.add(key);
+                }
+            } catch (NumberFormatException e) {
+                // not a checkpoint key this shell writes: not ours to delete
+            }
+        }
+        if (!gone.isEmpty()) {
+            kv.update(Map.of(), gone).join();
+            LOG.log(System.Logger.Level.INFO, () -> "deleted " + gone.size() + " transaction checkpoint(s) of "
+                    + "streams that no longer exist: " + gone);
+        }
     }
 
     /** The stream ids that topic records name. */

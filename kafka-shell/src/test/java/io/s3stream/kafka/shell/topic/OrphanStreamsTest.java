@@ -6,6 +6,7 @@ import io.s3stream.Stream;
 import io.s3stream.StreamNotFoundException;
 import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
+import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.testing.EngineFixture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -113,5 +114,29 @@ class OrphanStreamsTest {
                     .baseOffset()).as("stream %d is untouched", alive.streamId()).isEqualTo(1);
         }
         assertThat(sweepAt(3 * GRACE, orphans, one, two)).isEmpty();
+    }
+
+    @Test
+    void transactionCheckpointsOfStreamsThatNoLongerExistAreDeleted() throws Exception {
+        StreamStorage one = fixture.open(1);
+        StreamStorage two = fixture.open(2);
+        KeyValues kv = one.keyValues();
+        OrphanStreams orphans = new OrphanStreams(one, kv, 1, clock::get, GRACE);
+        Stream live = create(one, "kept");
+        record(kv, "kept", live.streamId());
+        Stream elsewhere = create(two, "theirs"); // another shell's partition: its checkpoint stays
+        Stream deleted = create(one, "gone");
+        deleted.destroy().get(10, TimeUnit.SECONDS);
+        String foreign = PartitionLog.TRANSACTIONS_PREFIX + "not-a-stream";
+        for (String key : List.of(PartitionLog.transactionsKey(live.streamId()),
+                PartitionLog.transactionsKey(elsewhere.streamId()), PartitionLog.transactionsKey(deleted.streamId()),
+                foreign)) {
+            kv.put(key, new byte[] {1}).get(10, TimeUnit.SECONDS); // as a leader that had not noticed would
+        }
+
+        sweepAt(0, orphans, one, two);
+        assertThat(kv.list(PartitionLog.TRANSACTIONS_PREFIX).get(10, TimeUnit.SECONDS).keySet())
+                .containsExactlyInAnyOrder(PartitionLog.transactionsKey(live.streamId()),
+                        PartitionLog.transactionsKey(elsewhere.streamId()), foreign);
     }
 }
