@@ -3,7 +3,9 @@ package io.s3stream.spi;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -32,10 +34,14 @@ import java.util.function.Function;
  *                            back as {@code committedPosition} at the next open (the engine records it in the manifest
  *                            with the upload that made the trim possible): a WAL that cannot record a trim point
  *                            cheaply (objectwal) may then rely on it instead of persisting trims itself
+ * @param knownKeys           which of the WAL's own object keys the manifest references; null outside an engine. A
+ *                            WAL whose objects the manifest adopts (objectwal) deletes, when it is opened, the objects
+ *                            below {@link #committedPosition} that the manifest does not know: none of them holds a
+ *                            record that is not in a committed object, and nothing adopts them later
  */
 public record WalContext(long nodeId, long nodeEpoch, Path dataDir, Duration backpressureTimeout,
                          ObjectStore objectStore, Function<URI, ObjectStore> objectStores, long committedPosition,
-                         boolean takeover, boolean trimsRecorded) {
+                         boolean takeover, boolean trimsRecorded, KnownKeys knownKeys) {
 
     /** {@link #committedPosition} when the manifest has no record for the node's WAL. */
     public static final long NO_POSITION = -1;
@@ -47,13 +53,30 @@ public record WalContext(long nodeId, long nodeEpoch, Path dataDir, Duration bac
 
     /** An owner's context outside an engine: no object store, no committed position. */
     public WalContext(long nodeId, long nodeEpoch, Path dataDir, Duration backpressureTimeout) {
-        this(nodeId, nodeEpoch, dataDir, backpressureTimeout, null, null, NO_POSITION, false, false);
+        this(nodeId, nodeEpoch, dataDir, backpressureTimeout, null, null, NO_POSITION, false, false, null);
+    }
+
+    /** Asks the manifest which object keys it references. */
+    @FunctionalInterface
+    public interface KnownKeys {
+        /**
+         * Of {@code keys}, the ones the manifest references now: adopted objects, live or marked for deletion and not
+         * yet deleted. Reads the manifest's latest state (every change committed before the call, by any node).
+         * Blocks; fails with the store's exception when the manifest cannot be read.
+         */
+        Set<String> known(Collection<String> keys);
     }
 
     /** This context with the engine's object store and an opener for other stores. */
     public WalContext withObjectStores(ObjectStore objectStore, Function<URI, ObjectStore> objectStores) {
         return new WalContext(nodeId, nodeEpoch, dataDir, backpressureTimeout, objectStore, objectStores,
-                committedPosition, takeover, trimsRecorded);
+                committedPosition, takeover, trimsRecorded, knownKeys);
+    }
+
+    /** This context with a way to ask the manifest which of the WAL's object keys it references. */
+    public WalContext withKnownKeys(KnownKeys knownKeys) {
+        return new WalContext(nodeId, nodeEpoch, dataDir, backpressureTimeout, objectStore, objectStores,
+                committedPosition, takeover, trimsRecorded, knownKeys);
     }
 
     /**
@@ -62,13 +85,13 @@ public record WalContext(long nodeId, long nodeEpoch, Path dataDir, Duration bac
      */
     public WalContext withCommittedPosition(long position) {
         return new WalContext(nodeId, nodeEpoch, dataDir, backpressureTimeout, objectStore, objectStores, position,
-                takeover, true);
+                takeover, true, knownKeys);
     }
 
     /** This context for a takeover: the same node id and epoch, opened by another node to recover the log. */
     public WalContext forTakeover() {
         return new WalContext(nodeId, nodeEpoch, dataDir, backpressureTimeout, objectStore, objectStores,
-                committedPosition, true, trimsRecorded);
+                committedPosition, true, trimsRecorded, knownKeys);
     }
 
     /** The engine's object store, or a clear error when the WAL was opened without one. */

@@ -21,13 +21,17 @@ import io.s3stream.internal.store.ObjectStores;
 import io.s3stream.internal.util.Futures;
 import io.s3stream.spi.MetadataStore;
 import io.s3stream.spi.NodeMetadata;
+import io.s3stream.spi.ObjectMetadata;
+import io.s3stream.spi.ObjectState;
 import io.s3stream.spi.StreamMetadata;
 import io.s3stream.spi.StreamState;
 import io.s3stream.spi.WalContext;
 import io.s3stream.spi.WriteAheadLog;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -177,7 +181,21 @@ public final class StorageEngine implements AutoCloseable {
                         uri -> new ObjectStorage(ObjectStores.open(uri.toString()), ObjectStorage.RetryPolicy.defaults(),
                                 ObjectStorage.Settings.defaults().withCostLogInterval(null))
                                 .asOwnedObjectStore(ObjectStorage.Priority.WAL))
-                .withCommittedPosition(committed);
+                .withCommittedPosition(committed)
+                .withKnownKeys(keys -> knownKeys(metadata, keys));
+    }
+
+    /** Of {@code keys}, those the manifest references, read after a barrier so that no node's commit is missed. */
+    private static Set<String> knownKeys(MetadataStore metadata, Collection<String> keys) {
+        metadata.sync().join();
+        Set<String> asked = new HashSet<>(keys);
+        Set<String> known = new HashSet<>();
+        for (ObjectMetadata object : metadata.listObjects(ObjectState.values()).join()) {
+            if (asked.contains(object.key())) {
+                known.add(object.key());
+            }
+        }
+        return known;
     }
 
     // ---------------------------------------------------------------- streams

@@ -27,6 +27,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.Executors;
@@ -73,6 +74,8 @@ import java.util.concurrent.TimeoutException;
  * <h2>Objects belong to the manifest</h2>
  * Every object this log creates is reported by {@link #segments}; the engine commits each one (with its records, or
  * empty so the manifest deletes it). So {@link #trim} deletes nothing: it only releases bookkeeping and capacity.
+ * The one exception is an object the manifest never knew: an orphan created after the listing of the recovery that
+ * fenced its writer. The next {@link #recover} finds it below the committed position and deletes it.
  */
 public final class ObjectWal implements WriteAheadLog {
     private static final System.Logger LOG = System.getLogger(ObjectWal.class.getName());
@@ -159,8 +162,42 @@ public final class ObjectWal implements WriteAheadLog {
             untrimmedBytes += bytes;
         });
         LOG.log(System.Logger.Level.INFO, "{0}: {1}", description, outcome.detail());
+        deleteUnreferenced(outcome.belowStart());
         return new RecoveryResult(outcome.records(), outcome.bytes(),
                 WalObjectDescriptor.position(outcome.nextSeq(), 0), false, outcome.detail());
+    }
+
+    /**
+     * Deletes the objects below the recovery's start that nothing references: under an engine, those the manifest does
+     * not know (objects a fenced writer created after the takeover that fenced it had listed the log: adopted by no
+     * one, read by no one); on a log used on its own, all of them (trimmed, their deletion interrupted). Every record
+     * they hold is in a committed object or was trimmed, and nothing adopts an object below the committed position
+     * later, so deleting them loses nothing. Best effort: a failure is logged and leaves them for the next opening.
+     */
+    private void deleteUnreferenced(List<String> belowStart) {
+        if (belowStart.isEmpty() || (context.trimsRecorded() && context.knownKeys() == null)) {
+            return;
+        }
+        try {
+            List<String> garbage = belowStart;
+            if (context.trimsRecorded()) {
+                Set<String> known = context.knownKeys().known(belowStart);
+                garbage = belowStart.stream().filter(key -> !known.contains(key)).toList();
+            }
+            if (garbage.isEmpty()) {
+                return;
+            }
+            store.delete(garbage).get(config.failAfter().toMillis(), TimeUnit.MILLISECONDS);
+            LOG.log(System.Logger.Level.INFO, "{0}: deleted {1} object(s) below the committed position that {2}, "
+                    + "from {3} to {4}", description, garbage.size(), context.trimsRecorded()
+                            ? "the manifest does not know (written by fenced writers after their takeover)"
+                            : "were trimmed", garbage.getFirst(), garbage.getLast());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.WARNING, description + ": could not delete the unreferenced objects below the "
+                    + "committed position (the next opening tries again): " + Futures.unwrap(e), Futures.unwrap(e));
+        }
     }
 
     // ------------------------------------------------------------------------------------------------ appends

@@ -52,9 +52,14 @@ final class ObjectWalRecovery {
     private static final long RETRY_BASE_MS = 50;
     private static final long RETRY_MAX_MS = 2_000;
 
-    /** What recovery found and decided. */
+    /**
+     * What recovery found and decided.
+     *
+     * @param belowStart keys of the listed objects wholly below the start (the committed position or the trim marker),
+     *                   in sequence order: every record they hold is in committed objects, or was trimmed
+     */
     record Outcome(long records, long bytes, long nextSeq, List<WalSegment> segments,
-                   Map<Long, Long> recordBytesBySegment, String detail) {
+                   Map<Long, Long> recordBytesBySegment, String detail, List<String> belowStart) {
     }
 
     private final ObjectStore store;
@@ -94,6 +99,8 @@ final class ObjectWalRecovery {
         long committed = Math.max(context.committedPosition(), trimMarker());
         long start = committed >= 0 ? WalObjectDescriptor.seqOfPosition(committed)
                 : listed.isEmpty() ? 0 : listed.firstKey();
+        List<String> belowStart = listed.headMap(start, false).keySet().stream()
+                .map(s -> WalObjectDescriptor.key(context.nodeId(), s)).toList();
         handler.onStart(WalObjectDescriptor.position(start, 0));
         long sealEpoch = -1;
         long zoneEnd = -1; // exclusive end of the current orphan zone
@@ -115,7 +122,7 @@ final class ObjectWalRecovery {
                     String detail = "sealed at sequence " + seq + " (node epoch " + context.nodeEpoch() + "); from "
                             + start + ": " + dataObjects + " data object(s), " + records + " record(s), " + seals
                             + " seal(s), " + orphans + " orphan object(s) of fenced writers; next object " + next;
-                    return new Outcome(records, bytes, next, segments, recordBytes, detail);
+                    return new Outcome(records, bytes, next, segments, recordBytes, detail, belowStart);
                 }
             }
             try {

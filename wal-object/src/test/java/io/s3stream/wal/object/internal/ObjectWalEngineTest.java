@@ -1,5 +1,7 @@
 package io.s3stream.wal.object.internal;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.s3stream.AppendResult;
 import io.s3stream.FetchResult;
 import io.s3stream.RecordBatch;
@@ -11,8 +13,14 @@ import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
 import io.s3stream.TakeoverResult;
 import io.s3stream.internal.engine.EngineHooks;
+import io.s3stream.internal.format.ObjectReader;
+import io.s3stream.spi.ObjectInfo;
 import io.s3stream.spi.ObjectMetadata;
 import io.s3stream.spi.ObjectState;
+import io.s3stream.spi.ObjectStore;
+import io.s3stream.spi.WalRecordFormat;
+import io.s3stream.testing.TestStores;
+import io.s3stream.wal.object.internal.WalObjectDescriptor.Header;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,8 +29,10 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -182,6 +192,87 @@ class ObjectWalEngineTest {
                 .isLessThan(64 * 1024);
         for (int i = 0; i < streams.size(); i++) {
             assertHolds(two.openStream(streams.get(i).streamId(), 1).get(10, TimeUnit.SECONDS), model.get(i));
+        }
+    }
+
+    /**
+     * A writer that was still running when it was taken over (paused, cut off) can land an object in the seal's orphan
+     * zone after the takeover listed the log: nothing adopts or reads it. The node's next opening finds it below the
+     * committed position, unknown to the manifest, and deletes it; what the manifest knows stays and reads back.
+     */
+    @Test
+    void anOrphanLandingAfterATakeoverIsDeletedWhenTheLogIsOpenedAgain() throws Exception {
+        StreamStorage one = node(1);
+        List<Stream> streams = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            streams.add(one.createStream(StreamOptions.defaults()).get());
+        }
+        List<TreeMap<Long, byte[]>> model = fill(streams, 100);
+        crash(one);
+        StreamStorage two = node(2);
+        two.takeOverNode(1).get(60, TimeUnit.SECONDS);
+
+        ObjectStore bucket = TestStores.open(dir.resolve("bucket").toUri().toString());
+        try {
+            List<String> keys = walKeys(bucket);
+            String sealKey = keys.getLast(); // the takeover wrote nothing after its seal
+            Header seal = header(bucket, sealKey);
+            Header lastData = header(bucket, keys.get(keys.size() - 2));
+            assertThat(seal.isSeal()).isTrue();
+            // The fenced writer's create of sequence seal + 3, in flight since before the takeover, lands now: a data
+            // object of its node epoch holding an append it never acknowledged.
+            long orphanSeq = seal.seq() + 3;
+            String orphanKey = WalObjectDescriptor.key(1, orphanSeq);
+            Stream first = streams.getFirst();
+            ByteBuf record = WalRecordFormat.encode(PooledByteBufAllocator.DEFAULT, first.streamId(),
+                    lastData.records().getFirst().epoch(), model.getFirst().lastKey() + 50, 1,
+                    ByteBuffer.wrap(new byte[]{1, 2, 3}));
+            Header orphanHeader = new Header(WalObjectDescriptor.KIND_DATA, lastData.maxInFlight(), 1,
+                    lastData.nodeEpoch(), lastData.token(), orphanSeq, List.of(new WalObjectDescriptor.RecordEntry(
+                    first.streamId(), lastData.records().getFirst().epoch(), model.getFirst().lastKey() + 50, 1)));
+            WalObjectCodec.Built orphan = WalObjectCodec.build(PooledByteBufAllocator.DEFAULT, 64 * 1024,
+                    orphanHeader, List.of(new WalObjectCodec.Appended(record, first.streamId(),
+                            lastData.records().getFirst().epoch(), model.getFirst().lastKey() + 50, 1)));
+            record.release();
+            try {
+                assertThat(bucket.putIfAbsent(orphanKey, orphan.bytes()).join()).isTrue();
+            } finally {
+                orphan.bytes().release();
+            }
+            Set<String> known = new HashSet<>();
+            for (ObjectMetadata o : EngineHooks.metadata(two).listObjects(ObjectState.values()).join()) {
+                known.add(o.key());
+            }
+            assertThat(known).as("the manifest references the WAL's objects before the seal")
+                    .containsAll(keys.subList(0, keys.size() - 1));
+            two.close();
+            open.remove(two);
+
+            StreamStorage again = node(1);
+            List<String> after = walKeys(bucket);
+            assertThat(after).as("the late orphan is deleted (seed %d)", seed).doesNotContain(orphanKey)
+                    .as("the objects the manifest knows stay").containsAll(keys.stream().filter(known::contains)
+                            .toList());
+            for (int i = 0; i < streams.size(); i++) {
+                Stream s = again.openStream(streams.get(i).streamId(), 1).get(10, TimeUnit.SECONDS);
+                assertHolds(s, model.get(i));
+            }
+        } finally {
+            bucket.close();
+        }
+    }
+
+    private static List<String> walKeys(ObjectStore bucket) {
+        return bucket.list("wal/1/").join().stream().map(ObjectInfo::key)
+                .filter(k -> WalObjectDescriptor.seqOf("wal/1/", k) >= 0).sorted().toList();
+    }
+
+    private static Header header(ObjectStore bucket, String key) {
+        ByteBuf bytes = bucket.get(key).join();
+        try {
+            return WalObjectCodec.header(ObjectReader.of(bytes, key), key);
+        } finally {
+            bytes.release();
         }
     }
 }

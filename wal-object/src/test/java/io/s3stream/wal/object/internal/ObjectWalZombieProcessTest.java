@@ -6,7 +6,14 @@ import io.s3stream.StoredBatch;
 import io.s3stream.Stream;
 import io.s3stream.StreamStorage;
 import io.s3stream.TakeoverResult;
+import io.s3stream.internal.engine.EngineHooks;
+import io.s3stream.spi.MetadataStore;
+import io.s3stream.spi.ObjectInfo;
+import io.s3stream.spi.ObjectMetadata;
+import io.s3stream.spi.ObjectState;
+import io.s3stream.spi.ObjectStore;
 import io.s3stream.testing.EngineCrashChild;
+import io.s3stream.testing.TestStores;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -16,8 +23,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
@@ -113,9 +122,40 @@ class ObjectWalZombieProcessTest {
             } finally {
                 survivor.close();
             }
+            assertNoUnknownObjectBelowTheCommittedPosition(owner, where);
         } finally {
             child.destroyForcibly();
             child.waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * The owner's node opened again (the zombie is dead): every object of its log below the committed position is one
+     * the manifest knows. Whatever the zombie created after the takeover's listing is gone.
+     */
+    private void assertNoUnknownObjectBelowTheCommittedPosition(Path owner, String where) {
+        ObjectStore bucket = TestStores.open(owner.resolve("objects").toUri().toString());
+        StreamStorage again = StreamStorage.open(StorageConfig.builder().nodeId(1)
+                .dataDir(dir.resolve("owner-again")).wal(WAL).objectStore(owner.resolve("objects").toUri().toString())
+                .logCacheBytes(32L << 20).blockCacheBytes(16L << 20).uploadThresholdBytes(4L << 20)
+                .maxBatchBytes(64 << 10).compactionEnabled(false).build());
+        try {
+            MetadataStore metadata = EngineHooks.metadata(again);
+            long committed = metadata.getNode(1).join().orElseThrow().walCommittedPosition();
+            Set<String> known = new HashSet<>();
+            for (ObjectMetadata o : metadata.listObjects(ObjectState.values()).join()) {
+                known.add(o.key());
+            }
+            List<String> below = bucket.list("wal/1/").join().stream().map(ObjectInfo::key)
+                    .filter(k -> WalObjectDescriptor.seqOf("wal/1/", k) >= 0)
+                    .filter(k -> WalObjectDescriptor.seqOf("wal/1/", k) < WalObjectDescriptor.seqOfPosition(committed))
+                    .toList();
+            assertThat(below).as("objects below the committed position" + where).isNotEmpty();
+            assertThat(known).as("the manifest knows every object below the committed position" + where)
+                    .containsAll(below);
+        } finally {
+            again.close();
+            bucket.close();
         }
     }
 
