@@ -16,7 +16,10 @@
 # still be in the log cache, so this reads a mix of memory and objects); "backlog": ConsumerPerformance reading one
 # topic of BACKLOG_RECORDS (default 2,000,000, 2 GB: far over the log cache, so every read comes from objects through
 # the block cache) produced into each shell once before the first round, read whole in every round (TESTS=backlog
-# alone measures the read path from objects: the fetch MB/s and the shell's CPU per read). Both shells run for the
+# alone measures the read path from objects: the fetch MB/s and the shell's CPU per read); "lookup": ListOffsets by
+# timestamp in that backlog (kafka-get-offsets' GetOffsetShell --time at a quarter, half and three quarters of the
+# backlog's production window; the median wall time of the three runs, beside one --time -1 run: the tool's own JVM
+# start and connection, which every run pays). Both shells run for the
 # whole script on their embedded default (wal-blockdev file + file:// objects); each round runs every (test, system)
 # once, the order alternating per round; the table reports medians over rounds and the ratio head/base, with the CPU
 # time each shell process used during each run (user + system, from /proc/<pid>/stat) and, for the 10,000 rec/s run,
@@ -86,20 +89,39 @@ start_one head "$ROOT" "$SHELL_PORT" "$RUN/head" "${HEAD_ENV:-}" "${HEAD_ARGS:-}
 port() { case "$1" in base) echo "$BASE_PORT" ;; head) echo "$SHELL_PORT" ;; esac; }
 
 SYSTEMS=(base head)
-if [[ " ${TESTS[*]} " == *" backlog "* ]]; then
+declare -A BACKLOG_FROM_MS=() BACKLOG_TO_MS=()
+if [[ " ${TESTS[*]} " == *" backlog "* || " ${TESTS[*]} " == *" lookup "* ]]; then
   for sys in "${SYSTEMS[@]}"; do
     create_topic "127.0.0.1:$(port "$sys")" ab-backlog
+    BACKLOG_FROM_MS[$sys]="$(date +%s%3N)"
     log "$sys: backlog of $BACKLOG_RECORDS records: $(produce "127.0.0.1:$(port "$sys")" ab-backlog "$BACKLOG_RECORDS" -1 \
       $((BACKLOG_RECORDS / 5)))"
+    BACKLOG_TO_MS[$sys]="$(date +%s%3N)"
   done
 fi
+# lookup bootstrap system: "median_ms latest_ms" of GetOffsetShell runs (see the header); the offsets found go to perf.log
+lookup() {
+  local bs="$1" sys="$2" from="${BACKLOG_FROM_MS[$2]}" to="${BACKLOG_TO_MS[$2]}" t0 ms=() latest
+  for quarter in 1 2 3; do
+    t0="$(date +%s%3N)"
+    echo "$sys --time $((from + (to - from) * quarter / 4)): $(kt org.apache.kafka.tools.GetOffsetShell \
+      --bootstrap-server "$bs" --topic ab-backlog --time $((from + (to - from) * quarter / 4)) 2>&1 | tail -1)" \
+      >>"$RUN/perf.log"
+    ms+=($(($(date +%s%3N) - t0)))
+  done
+  t0="$(date +%s%3N)"
+  kt org.apache.kafka.tools.GetOffsetShell --bootstrap-server "$bs" --topic ab-backlog --time -1 >>"$RUN/perf.log" 2>&1
+  latest=$(($(date +%s%3N) - t0))
+  printf '%s\n' "${ms[@]}" | sort -n | sed -n 2p | tr '\n' ' '
+  echo "$latest"
+}
 for ((round = 1; round <= ROUNDS; round++)); do
   if ((round % 2)); then order=(base head); else order=(head base); fi
   for test in "${TESTS[@]}"; do
     for sys in "${order[@]}"; do
       bs="127.0.0.1:$(port "$sys")"
       topic="ab-$test-r$round"
-      [ "$test" = consume ] || [ "$test" = backlog ] || create_topic "$bs" "$topic"
+      [ "$test" = consume ] || [ "$test" = backlog ] || [ "$test" = lookup ] || create_topic "$bs" "$topic"
       quiet
       cpu0="$(cpu_ms "${SHELL_PIDS[$sys]}")"
       ctx0="$(ctx_switches "${SHELL_PIDS[$sys]}")"
@@ -115,6 +137,10 @@ for ((round = 1; round <= ROUNDS; round++)); do
           # shellcheck disable=SC2046
           set -- $(consume "$bs" ab-backlog "$BACKLOG_RECORDS")
           row="$2 $1 - - - -" ;;
+        lookup)
+          # shellcheck disable=SC2046 # two numbers: the median lookup's ms and the latest lookup's
+          set -- $(lookup "$bs" "$sys")
+          row="- - $1 $2 - -" ;;
       esac
       cpu="$(( $(cpu_ms "${SHELL_PIDS[$sys]}") - cpu0 ))"
       ctx="$(( $(ctx_switches "${SHELL_PIDS[$sys]}") - ctx0 ))"
@@ -132,7 +158,7 @@ import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 base, head = sys.argv[2], sys.argv[3]
 def med(sys_, test, col):
-    v = [float(r[col]) for r in rows if r["system"] == sys_ and r["test"] == test]
+    v = [float(r[col]) for r in rows if r["system"] == sys_ and r["test"] == test and r[col] != "-"]
     return statistics.median(v) if v else float("nan")
 loads = [float(r["load"]) for r in rows]
 print(f"kafka-shell {head} (head) vs {base} (base), medians of {max(int(r['round']) for r in rows)} rounds; load during runs "
@@ -149,7 +175,10 @@ for test, col, label in [("unthrottled", "rec_s", "unthrottled, rec/s"), ("unthr
                          ("rate10000", "cpu_ms", "shell CPU ms, 10,000 rec/s run"),
                          ("rate10000", "ctx_switches", "shell context switches, 10,000 rec/s run"),
                          ("consume", "cpu_ms", "shell CPU ms, consumer run"),
-                         ("backlog", "cpu_ms", "shell CPU ms, backlog read")]:
+                         ("backlog", "cpu_ms", "shell CPU ms, backlog read"),
+                         ("lookup", "avg_ms", "ListOffsets by timestamp in the backlog, ms per CLI run"),
+                         ("lookup", "p50_ms", "ListOffsets latest, ms per CLI run (the tool's fixed cost)"),
+                         ("lookup", "cpu_ms", "shell CPU ms, four lookups")]:
     b, h = med("base", test, col), med("head", test, col)
     if b != b:  # NaN: test not run
         continue

@@ -2,6 +2,7 @@ package io.s3stream.kafka.shell.fetch;
 
 import io.s3stream.kafka.shell.log.PartitionLog;
 import io.s3stream.kafka.shell.log.ReadRecords;
+import io.s3stream.kafka.shell.log.TimeIndex;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -10,9 +11,14 @@ import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
 
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
-/** Finds the first offset whose record timestamp is at least {@code ts} by scanning batches (no index yet). */
+/**
+ * Finds the first offset whose record timestamp is at least {@code ts}: a scan of the partition's batches in offset
+ * order that jumps over the ranges the partition's {@link TimeIndex} proves hold no such record. The record with the
+ * largest timestamp ({@code ts == -3}) is found by a scan of the whole partition.
+ */
 final class TimestampIndex {
     private TimestampIndex() {
     }
@@ -20,10 +26,13 @@ final class TimestampIndex {
     /** Returns {offset, timestamp}, or {-1, -1}. {@code ts == -3}: the record with the largest timestamp. */
     static CompletableFuture<long[]> search(PartitionLog log, long ts) {
         long[] best = {-1, -1};
-        return scan(log, log.logStartOffset(), log.highWatermark(), ts, best);
+        TimeIndex.Skips skips = ts == ListOffsetsRequest.MAX_TIMESTAMP ? new TimeIndex.Skips(List.of())
+                : log.timeIndex().skips(ts);
+        return scan(log, skips.next(log.logStartOffset()), log.highWatermark(), ts, best, skips);
     }
 
-    private static CompletableFuture<long[]> scan(PartitionLog log, long from, long end, long ts, long[] best) {
+    private static CompletableFuture<long[]> scan(PartitionLog log, long from, long end, long ts, long[] best,
+                                                  TimeIndex.Skips skips) {
         if (from >= end) {
             return CompletableFuture.completedFuture(best);
         }
@@ -37,7 +46,8 @@ final class TimestampIndex {
             } finally {
                 r.records().release();
             }
-            return next < 0 || next <= from ? CompletableFuture.completedFuture(best) : scan(log, next, end, ts, best);
+            return next < 0 || next <= from ? CompletableFuture.completedFuture(best)
+                    : scan(log, skips.next(next), end, ts, best, skips);
         });
     }
 

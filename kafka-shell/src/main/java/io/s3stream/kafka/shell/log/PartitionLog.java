@@ -62,6 +62,7 @@ public final class PartitionLog {
 
     private final Map<Long, ProducerEntry> producers = new HashMap<>(); // owned by appender
     private final TxnCheckpoint txnCheckpoint;
+    private final TimeIndex timeIndex;
     private final PartitionTxns txns = new PartitionTxns(); // mutated by the appender
     /** Completes once {@link #txns} is rebuilt (on the appender, first thing after the open). */
     private final CompletableFuture<Void> txnsReady = new CompletableFuture<>();
@@ -90,12 +91,18 @@ public final class PartitionLog {
         this.appender = new SerialExecutor(blockingExecutor);
         this.txnCheckpoint = new TxnCheckpoint(kv, stream.streamId(), topic + "-" + partition);
         this.openedAt = stream.confirmedOffset();
+        this.timeIndex = new TimeIndex(kv, stream.streamId(), topic + "-" + partition);
+        appender.execute(timeIndex::load);
         appender.execute(this::recoverTxns);
     }
 
 
     public Stream stream() {
         return stream;
+    }
+
+    public TimeIndex timeIndex() {
+        return timeIndex;
     }
 
     public long logStartOffset() {
@@ -168,7 +175,9 @@ public final class PartitionLog {
             byte[] checkpoint = txnCheckpoint.exists() && failure == null ? txns.checkpoint(stream.nextOffset()) : null;
             long offset = stream.nextOffset();
             stream.close().thenCompose(v -> checkpoint == null ? CompletableFuture.<Void>completedFuture(null)
-                    : txnCheckpoint.write(offset, checkpoint).exceptionally(e -> null)).whenComplete((v, e) -> {
+                    : txnCheckpoint.write(offset, checkpoint).exceptionally(e -> null))
+                    .thenCompose(v -> timeIndex.writeAll(stream.startOffset(), stream.confirmedOffset())
+                            .exceptionally(e -> null)).whenComplete((v, e) -> {
                 waiters.wake();
                 if (e != null) {
                     done.completeExceptionally(e);
@@ -314,6 +323,7 @@ public final class PartitionLog {
         long logAppendTimeMs = appendTime;
         int size = bytes.remaining();
         maybeCheckpointTxns(durable, size);
+        timeIndex.onAppend(baseOffset, batch.lastOffset(), batch.maxTimestamp(), size, durable, stream.startOffset());
         durable.whenComplete((r, e) -> {
             if (e == null) {
                 bytesIn.add(size);
@@ -373,7 +383,8 @@ public final class PartitionLog {
             return;
         }
         long offset = stream.nextOffset();
-        MemoryRecords marker = MemoryRecords.withEndTransactionMarker(offset, System.currentTimeMillis(), 0,
+        long now = System.currentTimeMillis();
+        MemoryRecords marker = MemoryRecords.withEndTransactionMarker(offset, now, 0,
                 producerId, epoch, new EndTransactionMarker(commit ? ControlRecordType.COMMIT : ControlRecordType.ABORT,
                         coordinatorEpoch));
         CompletableFuture<io.s3stream.AppendResult> durable;
@@ -385,6 +396,7 @@ public final class PartitionLog {
         txns.onMarker(producerId, commit, offset, stream.confirmedOffset());
         txnCheckpoint.changed();
         maybeCheckpointTxns(durable, marker.sizeInBytes());
+        timeIndex.onAppend(offset, offset, now, marker.sizeInBytes(), durable, stream.startOffset());
         durable.whenComplete((r, e) -> {
             if (e != null) {
                 failure = e;

@@ -5,6 +5,7 @@ import io.s3stream.StreamInfo;
 import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
 import io.s3stream.kafka.shell.log.PartitionLog;
+import io.s3stream.kafka.shell.log.TimeIndex;
 import io.s3stream.kafka.shell.network.ApiFamily;
 import io.s3stream.kafka.shell.network.RateLimitedLog;
 
@@ -58,6 +59,9 @@ final class OrphanStreams {
     private Map<Long, Long> suspects = new HashMap<>();
     private long lastSweepNanos;
 
+    /** The key-value prefixes of per-stream checkpoints; the stream id follows. */
+    private static final List<String> CHECKPOINT_PREFIXES = List.of(PartitionLog.TRANSACTIONS_PREFIX, TimeIndex.PREFIX);
+
     /** The options of partition {@code partition}'s stream of {@code topic}: tagged, so that a sweep can find it. */
     static StreamOptions partitionStream(String topic, int partition) {
         return StreamOptions.builder().tags(Map.of(TOPIC_TAG, topic, PARTITION_TAG, Integer.toString(partition)))
@@ -99,7 +103,10 @@ final class OrphanStreams {
     private List<Long> sweep(long now, Predicate<String> creatingHere) {
         // Checkpoint keys before streams: a checkpoint is written after its stream was created, so a stream missing
         // from the later listing is gone, not yet to come.
-        Set<String> checkpoints = kv.list(PartitionLog.TRANSACTIONS_PREFIX).join().keySet();
+        Set<String> checkpoints = new HashSet<>();
+        for (String prefix : CHECKPOINT_PREFIXES) {
+            checkpoints.addAll(kv.list(prefix).join().keySet());
+        }
         // Streams first, records after: a creation that records its topic between the two reads is seen recorded.
         List<StreamInfo> streams = storage.listStreams().join();
         forgetCheckpointsOfGoneStreams(checkpoints, streams);
@@ -142,9 +149,10 @@ final class OrphanStreams {
     }
 
     /**
-     * Deletes the transaction checkpoints ({@code kafka/txn-index/<stream id>}) of streams that no longer exist.
-     * DeleteTopics deletes them with the topic, but a partition's leader that wrote one after the deletion, before it
-     * noticed, leaves it behind for good. Stream ids are never reused, so such a key names nothing any more.
+     * Deletes the checkpoints of streams that no longer exist: transaction state ({@code kafka/txn-index/<stream id>})
+     * and time indexes ({@code kafka/time-index/<stream id>}). DeleteTopics deletes them with the topic, but a
+     * partition's leader that wrote one after the deletion, before it noticed, leaves it behind for good. Stream ids
+     * are never reused, so such a key names nothing any more.
      */
     private void forgetCheckpointsOfGoneStreams(Set<String> checkpoints, List<StreamInfo> streams) {
         Set<Long> live = new HashSet<>();
@@ -152,7 +160,7 @@ final class OrphanStreams {
         List<String> gone = new ArrayList<>();
         for (String key : checkpoints) {
             try {
-                if (!live.contains(Long.parseLong(key.substring(PartitionLog.TRANSACTIONS_PREFIX.length())))) {
+                if (!live.contains(Long.parseLong(key.substring(key.lastIndexOf('/') + 1)))) {
                     gone.add(key);
                 }
             } catch (NumberFormatException e) {
@@ -161,8 +169,8 @@ final class OrphanStreams {
         }
         if (!gone.isEmpty()) {
             kv.update(Map.of(), gone).join();
-            LOG.log(System.Logger.Level.INFO, () -> "deleted " + gone.size() + " transaction checkpoint(s) of "
-                    + "streams that no longer exist: " + gone);
+            LOG.log(System.Logger.Level.INFO, () -> "deleted " + gone.size() + " checkpoint(s) of streams that no "
+                    + "longer exist: " + gone);
         }
     }
 

@@ -4,6 +4,7 @@ import io.s3stream.KeyValues;
 import io.s3stream.Stream;
 import io.s3stream.StreamStorage;
 import io.s3stream.kafka.shell.log.PartitionLog;
+import io.s3stream.kafka.shell.log.TimeIndex;
 import io.s3stream.kafka.shell.network.ApiFamily;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
@@ -701,6 +702,7 @@ public final class TopicRegistry {
             streamIds.add(s.streamId);
             gone.add(leaderKey(name, s.index));
             gone.add(PartitionLog.transactionsKey(s.streamId));
+            gone.add(TimeIndex.key(s.streamId));
         }
         CompletableFuture<Void> deleted = kv.update(StreamDestroyer.keysOf(name, streamIds), gone)
                 .handle((v, e) -> {

@@ -7,6 +7,7 @@ import io.s3stream.StreamNotFoundException;
 import io.s3stream.StreamOptions;
 import io.s3stream.StreamStorage;
 import io.s3stream.kafka.shell.log.PartitionLog;
+import io.s3stream.kafka.shell.log.TimeIndex;
 import io.s3stream.testing.EngineFixture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -117,7 +118,7 @@ class OrphanStreamsTest {
     }
 
     @Test
-    void transactionCheckpointsOfStreamsThatNoLongerExistAreDeleted() throws Exception {
+    void checkpointsOfStreamsThatNoLongerExistAreDeleted() throws Exception {
         StreamStorage one = fixture.open(1);
         StreamStorage two = fixture.open(2);
         KeyValues kv = one.keyValues();
@@ -134,9 +135,15 @@ class OrphanStreamsTest {
             kv.put(key, new byte[] {1}).get(10, TimeUnit.SECONDS); // as a leader that had not noticed would
         }
 
+        for (Stream s : List.of(live, elsewhere, deleted)) {
+            kv.put(TimeIndex.key(s.streamId()), new byte[] {1}).get(10, TimeUnit.SECONDS);
+        }
+
         sweepAt(0, orphans, one, two);
         assertThat(kv.list(PartitionLog.TRANSACTIONS_PREFIX).get(10, TimeUnit.SECONDS).keySet())
                 .containsExactlyInAnyOrder(PartitionLog.transactionsKey(live.streamId()),
                         PartitionLog.transactionsKey(elsewhere.streamId()), foreign);
+        assertThat(kv.list(TimeIndex.PREFIX).get(10, TimeUnit.SECONDS).keySet()).as("time indexes too")
+                .containsExactlyInAnyOrder(TimeIndex.key(live.streamId()), TimeIndex.key(elsewhere.streamId()));
     }
 }
