@@ -522,14 +522,16 @@ public final class KafkaShell implements AutoCloseable {
      * searches that need it.
      */
     private void checkpointTimeIndexes() {
-        java.util.List<CompletableFuture<Void>> writes = new java.util.ArrayList<>();
-        for (TopicRegistry.Topic t : topics.all()) {
-            for (PartitionLog p : t.ledHere()) {
-                writes.add(p.timeIndex().writeAll(p.logStartOffset(), p.highWatermark()));
-            }
-        }
         try {
+            java.util.List<CompletableFuture<Void>> writes = new java.util.ArrayList<>();
+            for (TopicRegistry.Topic t : topics.all()) {
+                for (PartitionLog p : t.ledHere()) {
+                    writes.add(p.timeIndex().writeAll(p.logStartOffset(), p.highWatermark()));
+                }
+            }
             CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } catch (Exception e) {
             System.getLogger(KafkaShell.class.getName()).log(System.Logger.Level.WARNING, "not every partition's time "
                     + "index checkpoint was written while stopping: " + e);

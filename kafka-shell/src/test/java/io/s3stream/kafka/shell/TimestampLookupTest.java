@@ -4,6 +4,7 @@ import io.s3stream.kafka.shell.log.TimeIndex;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -27,7 +28,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ListOffsets by timestamp through the Java consumer's {@code offsetsForTimes} and the Admin client's
  * {@code OffsetSpec.forTimestamp}, on a partition with the time index: timestamps that grow with some late records
  * among them, answered as a scan of the whole partition would (the first record at or above the target), before and
- * after a restart, with appends after it; DeleteTopics removes the index's checkpoint.
+ * after a restart, with appends after it; max timestamp, also once the indexed maximum is gone; DeleteTopics removes
+ * the index's checkpoint.
  */
 @Timeout(120)
 class TimestampLookupTest {
@@ -80,10 +82,40 @@ class TimestampLookupTest {
                 assertThat(found.offset()).as("target %d (seed %d)", target, seed).isEqualTo(want);
                 assertThat(found.timestamp()).isEqualTo(timestamps.get((int) want));
             }
+            long max = timestamps.stream().mapToLong(Long::longValue).max().orElseThrow();
+            assertThat(admin.listOffsets(Map.of(tp, OffsetSpec.maxTimestamp())).partitionResult(tp)
+                    .get(30, TimeUnit.SECONDS).offset()).as("max timestamp (seed %d)", seed)
+                    .isEqualTo(timestamps.indexOf(max));
             long target = targets.get(5);
             assertThat(admin.listOffsets(Map.of(tp, OffsetSpec.forTimestamp(target))).partitionResult(tp)
                     .get(30, TimeUnit.SECONDS).offset()).as("the Admin client, target %d (seed %d)", target, seed)
                     .isEqualTo(expected(target));
+        }
+    }
+
+    /** The index's largest maximum belongs to a record DeleteRecords removed: the answer is the largest left. */
+    @Test
+    void maxTimestampFindsTheLargestLeftWhenTheIndexedMaximumIsGone() throws Exception {
+        TopicPartition tp = new TopicPartition("max", 0);
+        try (Admin admin = fx.admin()) {
+            admin.createTopics(List.of(new NewTopic("max", 1, (short) 1))).all().get();
+        }
+        try (KafkaProducer<String, String> p = fx.producer(Map.of())) {
+            for (int i = 0; i < 3_000; i++) {
+                long ts = i == 100 ? T0 + 1_000_000_000L : i == 2_000 ? T0 + 500_000_000L : T0 + i;
+                p.send(new ProducerRecord<>("max", 0, ts, null, "x".repeat(1_000)));
+            }
+            p.flush();
+        }
+        try (Admin admin = fx.admin()) {
+            assertThat(admin.listOffsets(Map.of(tp, OffsetSpec.maxTimestamp())).partitionResult(tp)
+                    .get(30, TimeUnit.SECONDS).offset()).isEqualTo(100);
+            admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(500)))
+                    .all().get(30, TimeUnit.SECONDS);
+            var found = admin.listOffsets(Map.of(tp, OffsetSpec.maxTimestamp())).partitionResult(tp)
+                    .get(30, TimeUnit.SECONDS);
+            assertThat(found.offset()).as("the largest timestamp left").isEqualTo(2_000);
+            assertThat(found.timestamp()).isEqualTo(T0 + 500_000_000L);
         }
     }
 

@@ -16,8 +16,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Finds the first offset whose record timestamp is at least {@code ts}: a scan of the partition's batches in offset
- * order that jumps over the ranges the partition's {@link TimeIndex} proves hold no such record. The record with the
- * largest timestamp ({@code ts == -3}) is found by a scan of the whole partition.
+ * order that jumps over the ranges the partition's {@link TimeIndex} proves hold no such record; the record with the
+ * largest timestamp ({@code ts == -3}) likewise, above the index's largest maximum.
  */
 final class TimestampIndex {
     private TimestampIndex() {
@@ -25,10 +25,30 @@ final class TimestampIndex {
 
     /** Returns {offset, timestamp}, or {-1, -1}. {@code ts == -3}: the record with the largest timestamp. */
     static CompletableFuture<long[]> search(PartitionLog log, long ts) {
-        long[] best = {-1, -1};
-        TimeIndex.Skips skips = ts == ListOffsetsRequest.MAX_TIMESTAMP ? new TimeIndex.Skips(List.of())
-                : log.timeIndex().skips(ts);
-        return scan(log, skips.next(log.logStartOffset()), log.highWatermark(), ts, best, skips);
+        if (ts == ListOffsetsRequest.MAX_TIMESTAMP) {
+            return searchMax(log);
+        }
+        TimeIndex.Skips skips = log.timeIndex().skips(ts);
+        return scan(log, skips.next(log.logStartOffset()), log.highWatermark(), ts, new long[]{-1, -1}, skips);
+    }
+
+    /**
+     * The first record with the largest timestamp. The index's largest maximum {@code m} bounds it from above: a scan
+     * that skips what holds nothing at or above {@code m} finds it when some record still has {@code m}; when none does
+     * (retention or key compaction removed it) the scan finds nothing at or above {@code m}, and the whole partition is
+     * scanned instead.
+     */
+    private static CompletableFuture<long[]> searchMax(PartitionLog log) {
+        long ts = ListOffsetsRequest.MAX_TIMESTAMP;
+        TimeIndex.Skips none = new TimeIndex.Skips(List.of());
+        long bound = log.timeIndex().maxTimestamp(log.logStartOffset());
+        if (bound == Long.MIN_VALUE) {
+            return scan(log, log.logStartOffset(), log.highWatermark(), ts, new long[]{-1, -1}, none);
+        }
+        TimeIndex.Skips skips = log.timeIndex().skips(bound);
+        return scan(log, skips.next(log.logStartOffset()), log.highWatermark(), ts, new long[]{-1, -1}, skips)
+                .thenCompose(found -> found[1] >= bound ? CompletableFuture.completedFuture(found)
+                        : scan(log, log.logStartOffset(), log.highWatermark(), ts, new long[]{-1, -1}, none));
     }
 
     private static CompletableFuture<long[]> scan(PartitionLog log, long from, long end, long ts, long[] best,

@@ -86,7 +86,7 @@ public final class TimeIndex {
             }
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, () -> partition + ": the time index checkpoint could not be read; "
-                    + "searches by timestamp read the partition's batches from its start until it is rebuilt", e);
+                    + "searches by timestamp read the batches appended before this open", e);
         }
     }
 
@@ -180,6 +180,20 @@ public final class TimeIndex {
             }
         }
         return new Skips(ranges);
+    }
+
+    /**
+     * The largest maximum of the runs that reach past {@code logStart}: no indexed record has a larger timestamp (the
+     * batches outside the runs may), and one has this one unless it was removed. {@link Long#MIN_VALUE} when none.
+     */
+    public synchronized long maxTimestamp(long logStart) {
+        long max = Long.MIN_VALUE;
+        for (Run run : runs) {
+            if (run.end > logStart) {
+                max = Math.max(max, run.max);
+            }
+        }
+        return max;
     }
 
     /** Ranges of offsets {@code [from, to)} that hold no record with a timestamp at or above a search's target. */

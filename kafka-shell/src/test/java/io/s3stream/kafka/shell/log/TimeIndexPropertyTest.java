@@ -111,6 +111,7 @@ class TimeIndexPropertyTest {
                 }
             }
         }
+        checkMax(index, batches, logStart, seed);
         for (int q = 0; q < 20; q++) {
             long target = switch (random.nextInt(4)) {
                 case 0 -> min - 1 - random.nextInt(1000);
@@ -134,6 +135,37 @@ class TimeIndexPropertyTest {
             assertThat(answer < 0 || answer >= from).as("seed %d: the scan starts at or before the answer", seed)
                     .isTrue();
         }
+    }
+
+    /**
+     * Max timestamp as the search does it: a scan that skips what holds nothing at or above the index's largest
+     * maximum, trusted only when it found a record at that bound (else the whole partition is scanned). Checks that a
+     * trusted answer is the first record with the largest timestamp left.
+     */
+    private static void checkMax(TimeIndex index, List<Batch> batches, long logStart, long seed) {
+        long bound = index.maxTimestamp(logStart);
+        TimeIndex.Skips skips = index.skips(bound);
+        long[] bounded = firstMax(batches, logStart, skips);
+        long[] full = firstMax(batches, logStart, new TimeIndex.Skips(List.of()));
+        if (bound != Long.MIN_VALUE && bounded[1] >= bound) {
+            assertThat(bounded).as("seed %d: the bounded scan's maximum (bound %d)", seed, bound).containsExactly(full);
+        }
+    }
+
+    /** {offset, timestamp} of the first record with the largest timestamp outside {@code skips}, or {-1, MIN}. */
+    private static long[] firstMax(List<Batch> batches, long logStart, TimeIndex.Skips skips) {
+        long[] best = {-1, Long.MIN_VALUE};
+        for (Batch b : batches) {
+            for (int r = 0; r < b.timestamps().length; r++) {
+                long offset = b.base() + r;
+                if (offset >= logStart && b.timestamps()[r] >= 0 && skips.next(offset) == offset
+                        && b.timestamps()[r] > best[1]) {
+                    best[0] = offset;
+                    best[1] = b.timestamps()[r];
+                }
+            }
+        }
+        return best;
     }
 
     private static long totalBytes(List<Batch> batches) {
