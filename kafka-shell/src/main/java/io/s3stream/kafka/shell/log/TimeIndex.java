@@ -128,6 +128,7 @@ public final class TimeIndex {
             }
             bytesSinceCheckpoint = 0;
             checkpointAtMs = now;
+            prune(logStart);
             checkpoint = encode(logStart);
             end = run.end;
         }
@@ -221,6 +222,22 @@ public final class TimeIndex {
         return runs.size();
     }
 
+    /**
+     * Forgets what lies below the log start (retention, DeleteRecords), so that the entries describe the partition as
+     * it is, and halves the spacing of new entries (down to {@link #MIN_SPACING}) while fewer than a quarter of
+     * {@link #MAX_ENTRIES} are left: a partition whose retention removes as much as it takes keeps about as many
+     * entries over its live data as one that only grows.
+     */
+    private void prune(long logStart) {
+        runs.removeIf(run -> run.end <= logStart);
+        for (Run run : runs) {
+            run.dropEntriesUpTo(logStart);
+        }
+        if (spacing > MIN_SPACING && entries() < MAX_ENTRIES / 4) {
+            spacing /= 2;
+        }
+    }
+
     /** Drops every other entry of the run with the most, and spaces new entries twice as far apart. */
     private void thin() {
         Run most = runs.getFirst();
@@ -312,6 +329,15 @@ public final class TimeIndex {
             offsets[size] = offset;
             maxima[size] = maxBefore;
             size++;
+        }
+
+        void dropEntriesUpTo(long offset) {
+            int n = entriesUpTo(offset);
+            if (n > 0) {
+                System.arraycopy(offsets, n, offsets, 0, size - n);
+                System.arraycopy(maxima, n, maxima, 0, size - n);
+                size -= n;
+            }
         }
 
         /** How many entries have an offset at or below {@code offset} (offsets grow). */

@@ -218,6 +218,47 @@ class TimeIndexPropertyTest {
         }
     }
 
+    /**
+     * 4 GB appended while retention keeps the last ~100 MB: the entries follow the live data (pruned below the log
+     * start, spacing back down to 1 MiB), so a search still reads about 1 MiB, not the spacing 4 GB would have grown
+     * to.
+     */
+    @Test
+    void underRetentionTheEntriesFollowTheLiveData() {
+        long seed = Long.getLong("s3stream.seed", System.nanoTime());
+        Random random = new Random(seed);
+        TimeIndex index = new TimeIndex(new MapKeyValues(), 7, "t-0");
+        index.load();
+        List<Batch> batches = new ArrayList<>();
+        long next = 0;
+        long logStart = 0;
+        for (int i = 0; i < 80_000; i++) {
+            Batch b = new Batch(next, new long[]{1_000L * i, 1_000L * i + 500}, 40_000 + random.nextInt(20_000));
+            batches.add(b);
+            next += 2;
+            if (batches.size() > 2_000) {
+                logStart = batches.get(batches.size() - 2_000).base();
+            }
+            index.onAppend(b.base(), b.last(), b.max(), b.bytes(), CompletableFuture.completedFuture(null), logStart);
+        }
+        List<Batch> live = batches.subList(batches.size() - 2_000, batches.size());
+        long liveBase = live.getFirst().base();
+        for (int q = 0; q < 100; q++) {
+            long target = live.getFirst().timestamps()[0] + random.nextLong(2_000_000L);
+            long answer = firstAtOrAbove(live, liveBase, target);
+            long from = index.skips(target).next(liveBase);
+            long read = 0;
+            for (Batch b : live) {
+                if (b.last() >= from && b.base() <= answer) {
+                    read += b.bytes();
+                }
+            }
+            assertThat(read).as("seed %d target %d: bytes read from %d to the answer %d", seed, target, from, answer)
+                    .isLessThanOrEqualTo(TimeIndex.MIN_SPACING + 3 * 60_000);
+        }
+        assertThat(index.entries()).as("entries over the live data only").isLessThanOrEqualTo(130);
+    }
+
     @Test
     void anUnreadableCheckpointLeavesAnEmptyIndexThatSkipsNothing() {
         MapKeyValues kv = new MapKeyValues();
