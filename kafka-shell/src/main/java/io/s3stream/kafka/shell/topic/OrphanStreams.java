@@ -159,12 +159,14 @@ final class OrphanStreams {
         streams.forEach(s -> live.add(s.streamId()));
         List<String> gone = new ArrayList<>();
         for (String key : checkpoints) {
-            try {
-                if (!live.contains(Long.parseLong(key.substring(key.lastIndexOf('/') + 1)))) {
-                    gone.add(key);
+            for (String prefix : CHECKPOINT_PREFIXES) {
+                try {
+                    if (key.startsWith(prefix) && !live.contains(Long.parseLong(key.substring(prefix.length())))) {
+                        gone.add(key);
+                    }
+                } catch (NumberFormatException e) {
+                    // not a checkpoint key this shell writes: not ours to delete
                 }
-            } catch (NumberFormatException e) {
-                // not a checkpoint key this shell writes: not ours to delete
             }
         }
         if (!gone.isEmpty()) {

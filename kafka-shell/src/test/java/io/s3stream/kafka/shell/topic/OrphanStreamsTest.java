@@ -138,12 +138,14 @@ class OrphanStreamsTest {
         for (Stream s : List.of(live, elsewhere, deleted)) {
             kv.put(TimeIndex.key(s.streamId()), new byte[] {1}).get(10, TimeUnit.SECONDS);
         }
+        String nested = TimeIndex.PREFIX + "x/" + deleted.streamId(); // under the prefix, but no key this shell writes
+        kv.put(nested, new byte[] {1}).get(10, TimeUnit.SECONDS);
 
         sweepAt(0, orphans, one, two);
         assertThat(kv.list(PartitionLog.TRANSACTIONS_PREFIX).get(10, TimeUnit.SECONDS).keySet())
                 .containsExactlyInAnyOrder(PartitionLog.transactionsKey(live.streamId()),
                         PartitionLog.transactionsKey(elsewhere.streamId()), foreign);
         assertThat(kv.list(TimeIndex.PREFIX).get(10, TimeUnit.SECONDS).keySet()).as("time indexes too")
-                .containsExactlyInAnyOrder(TimeIndex.key(live.streamId()), TimeIndex.key(elsewhere.streamId()));
+                .containsExactlyInAnyOrder(TimeIndex.key(live.streamId()), TimeIndex.key(elsewhere.streamId()), nested);
     }
 }
