@@ -5,6 +5,7 @@ import java.util.ConcurrentModificationException;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.Function;
 
 /**
@@ -71,24 +72,76 @@ public interface KeyValues {
         if (attempts < 1) {
             throw new IllegalArgumentException("attempts must be at least 1, not " + attempts);
         }
-        return get(key).thenCompose(current -> {
+        CompletableFuture<Optional<byte[]>> result = new CompletableFuture<>();
+        computeAttempts(this, key, change, attempts, result);
+        return result;
+    }
+
+    /**
+     * Runs {@link #compute}'s attempts until one lands, one fails or none is left. An attempt whose store calls
+     * completed at once is followed here, in a loop, so that a store answering on the calling thread does not grow the
+     * stack with every lost race; one still in flight continues from its completion.
+     */
+    private static void computeAttempts(KeyValues kv, String key, Function<Optional<byte[]>, byte[]> change,
+                                        int attempts, CompletableFuture<Optional<byte[]>> result) {
+        for (int left = attempts; left > 0; left--) {
+            CompletableFuture<Boolean> lost;
+            try {
+                lost = computeAttempt(kv, key, change, result);
+            } catch (RuntimeException e) { // a store that throws instead of failing its future
+                result.completeExceptionally(e);
+                return;
+            }
+            if (!lost.isDone() || lost.isCompletedExceptionally()) {
+                int remaining = left - 1;
+                lost.whenComplete((again, failure) -> {
+                    if (failure != null) {
+                        result.completeExceptionally(failure instanceof CompletionException
+                                && failure.getCause() != null ? failure.getCause() : failure);
+                    } else if (again) {
+                        if (remaining > 0) {
+                            computeAttempts(kv, key, change, remaining, result);
+                        } else {
+                            result.completeExceptionally(keptChanging(key));
+                        }
+                    }
+                });
+                return;
+            }
+            if (!lost.join()) {
+                return; // landed, or nothing to write: result is complete
+            }
+        }
+        result.completeExceptionally(keptChanging(key));
+    }
+
+    /**
+     * One attempt: reads the key, applies {@code change} and writes the result by compare-and-set. Completes with
+     * true when another change landed first; otherwise with false, after completing {@code result}.
+     */
+    private static CompletableFuture<Boolean> computeAttempt(KeyValues kv, String key,
+                                                             Function<Optional<byte[]>, byte[]> change,
+                                                             CompletableFuture<Optional<byte[]>> result) {
+        return kv.get(key).thenCompose(current -> {
             byte[] next = change.apply(current);
             if (next == null ? current.isEmpty() : current.isPresent() && Arrays.equals(current.get(), next)) {
-                return CompletableFuture.completedFuture(current);
+                result.complete(current);
+                return CompletableFuture.completedFuture(false);
             }
-            return compareAndSet(key, current.orElse(null), next).thenCompose(changed -> {
+            // A lost race reads again: the built-in stores decide a compare-and-set on the state that includes every
+            // change before it, so the next read sees the winner; a store whose reads lag only makes that attempt lose
+            // too, never a change lost.
+            return kv.compareAndSet(key, current.orElse(null), next).thenApply(changed -> {
                 if (changed) {
-                    return CompletableFuture.completedFuture(Optional.ofNullable(next));
+                    result.complete(Optional.ofNullable(next));
                 }
-                if (attempts > 1) {
-                    // Another change landed first: apply ours again, on its value. The built-in stores decide a
-                    // compare-and-set on the state that includes every change before it, so the read sees the
-                    // winner; a store whose reads lag only makes this attempt lose too, never a change lost.
-                    return compute(key, change, attempts - 1);
-                }
-                return CompletableFuture.failedFuture(new ConcurrentModificationException("key " + key
-                        + " kept changing: every attempt to change it lost to another change; retry"));
+                return !changed;
             });
         });
+    }
+
+    private static ConcurrentModificationException keptChanging(String key) {
+        return new ConcurrentModificationException("key " + key
+                + " kept changing: every attempt to change it lost to another change; retry");
     }
 }
