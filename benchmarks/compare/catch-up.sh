@@ -6,6 +6,11 @@
 # ConsumerPerformance passes read the whole backlog back to back ("during"); catch-up MB/s is the median of the passes.
 #   benchmarks/compare/catch-up.sh          # ROUNDS=3 BACKLOG_RECORDS=1000000 RATE=2000 SECONDS_PER_RUN=30
 # STORE=minio runs kafka-shell on MinIO (s3://) instead of its file:// default, when the s3 object store exists.
+# A third system, noop, is the yardstick: the producer writes to the no-op broker (benchmarks' NoOpBroker, which stores
+# nothing) while the consumers read kafka-shell's backlog, so "during" carries the whole catch-up (consumer, shell
+# read path, the object store) on the same two cores but none of it inside the broker the producer writes to. The
+# shell's rise minus this one is what its read path costs its own write path; this one alone is what sharing the
+# cores with the catch-up costs any producer here. SYSTEMS picks a subset (default "kafka shell noop").
 # SHELL_ARGS: extra bin/kafka-shell arguments, e.g. a catch-up bandwidth cap:
 #   STORE=minio SHELL_ARGS="--override s3stream.catch.up.bytes.per.second=33554432" benchmarks/compare/catch-up.sh
 . "$(dirname "$0")/lib.sh"
@@ -14,6 +19,7 @@ BACKLOG_RECORDS="${BACKLOG_RECORDS:-1000000}"
 RATE="${RATE:-2000}"
 SECONDS_PER_RUN="${SECONDS_PER_RUN:-30}"
 STORE="${STORE:-file}"
+read -ra SYSTEMS <<<"${SYSTEMS:-kafka shell noop}"
 
 setup_kafka_tools
 build_shell
@@ -33,8 +39,12 @@ shell_args+=(${SHELL_ARGS:-})
 start_kafka "$RUN/kafka"
 start_shell "$RUN/shell" "${shell_args[@]}"
 log "kafka-shell object store: $STORE"
+case " ${SYSTEMS[*]} " in *" noop "*) start_noop ;; esac
 
-bootstrap() { case "$1" in shell) echo "127.0.0.1:$SHELL_PORT" ;; *) echo "127.0.0.1:$KAFKA_PORT" ;; esac; }
+bootstrap() { # where the producer writes
+  case "$1" in shell) echo "127.0.0.1:$SHELL_PORT" ;; noop) echo "127.0.0.1:$NOOP_PORT" ;; *) echo "127.0.0.1:$KAFKA_PORT" ;; esac
+}
+backlog_of() { case "$1" in kafka) echo kafka ;; *) echo shell ;; esac; } # whose backlog the consumers read
 for sys in kafka shell; do
   create_topic "$(bootstrap "$sys")" backlog
   log "$sys: writing the backlog ($BACKLOG_RECORDS x 1 KiB)"
@@ -44,7 +54,8 @@ sleep 15 # let kafka-shell upload the tail of the backlog (upload interval 10 s)
 
 n=$((RATE * SECONDS_PER_RUN))
 for ((round = 1; round <= ROUNDS; round++)); do
-  if ((round % 2)); then order=(kafka shell); else order=(shell kafka); fi
+  order=()
+  for ((i = 0; i < ${#SYSTEMS[@]}; i++)); do order+=("${SYSTEMS[$(((i + round - 1) % ${#SYSTEMS[@]}))]}"); done
   for sys in "${order[@]}"; do
     bs="$(bootstrap "$sys")"
     sleep 3
@@ -58,7 +69,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     quiet; load="$LOAD"
     create_topic "$bs" "live-during-$round"
     passes="$RUN/passes-$sys-$round"
-    start_passes "$bs" backlog "$BACKLOG_RECORDS" "$passes"
+    start_passes "$(bootstrap "$(backlog_of "$sys")")" backlog "$BACKLOG_RECORDS" "$passes"
     sleep 2 # the first pass is past its group join and reading
     r="$(produce "$bs" "live-during-$round" "$n" "$RATE" $((RATE * 3)))"
     stop_passes "$passes"

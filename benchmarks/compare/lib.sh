@@ -12,6 +12,7 @@ KAFKA_PORT="${KAFKA_PORT:-19092}"
 KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-19093}"
 SHELL_PORT="${SHELL_PORT:-29092}"
 MINIO_PORT="${MINIO_PORT:-29000}"
+NOOP_PORT="${NOOP_PORT:-39092}"
 MAX_LOAD="${MAX_LOAD:-2.5}"
 . "$ROOT/.mvn/java25.sh"
 JAVA="$JAVA_HOME/bin/java"
@@ -174,6 +175,16 @@ start_shell() {
   log "kafka-shell up on 127.0.0.1:$SHELL_PORT (pid $SHELL_PID, data $dir)"
 }
 
+start_noop() { # the no-op broker (io.s3stream.benchmarks.NoOpBroker: answers produce, stores nothing): the yardstick
+  local log="$RUN/noop-broker.log"
+  mkdir -p "$RUN"
+  "$JAVA" -Xmx256m -cp "$ROOT/benchmarks/target/benchmarks.jar" io.s3stream.benchmarks.NoOpBroker "$NOOP_PORT" \
+    >"$log" 2>&1 &
+  PIDS+=($!)
+  NOOP_PID=$!
+  wait_port 127.0.0.1 "$NOOP_PORT" 30 "$NOOP_PID"
+  log "no-op broker up on 127.0.0.1:$NOOP_PORT (pid $NOOP_PID)"
+}
 stop_pid() { # pid: SIGTERM and wait (kafka-shell uploads its log cache on SIGTERM)
   kill "$1" 2>/dev/null || true
   wait "$1" 2>/dev/null || true

@@ -3,7 +3,10 @@
 # commands (1 KiB records, acks=all, linger.ms=5, batch.size=131072), client and broker on loopback.
 #   benchmarks/compare/produce-consume.sh            # ROUNDS=3 RECORDS=200000 RATE_SECONDS=20
 # Systems: kafka (default flushing: page cache only), kafka-flush1 (topic flush.messages=1: fsync per batch),
-# shell (kafka-shell's embedded default: wal-blockdev on a preallocated file, O_DIRECT|O_DSYNC, file:// objects).
+# shell (kafka-shell's embedded default: wal-blockdev on a preallocated file, O_DIRECT|O_DSYNC, file:// objects),
+# noop (benchmarks' NoOpBroker: answers every produce at once and stores nothing; the yardstick: on two cores shared
+# with the producer, the most throughput and the least latency any broker can give that producer here; it has
+# nothing to consume). SYSTEMS picks a subset (default all four).
 # Tests (TESTS, default all, in this order): unthrottled (throughput, 1 partition), unthrottled16 (the same into a
 # 16-partition topic), rate2000 and rate10000 (latency at a fixed rate, 1 partition), consume (ConsumerPerformance of
 # the unthrottled topic; needs unthrottled in the same run).
@@ -18,6 +21,7 @@ RECORDS="${RECORDS:-200000}"
 RATE_SECONDS="${RATE_SECONDS:-20}"
 SETTLE="${SETTLE:-5}"
 TESTS="${TESTS:-unthrottled unthrottled16 rate2000 rate10000 consume}"
+read -ra SYSTEMS <<<"${SYSTEMS:-kafka kafka-flush1 shell noop}"
 
 setup_kafka_tools
 build_shell
@@ -27,11 +31,14 @@ TSV="$RUN/produce-consume.tsv"
 printf 'round\tsystem\ttest\tload\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\n' >"$TSV"
 machine | tee "$RUN/machine.txt" >&2
 
-start_kafka "$RUN/kafka"
+case " ${SYSTEMS[*]} " in *" kafka "* | *" kafka-flush1 "*) start_kafka "$RUN/kafka" ;; esac
 # shellcheck disable=SC2086 # SHELL_ARGS is meant to split
-start_shell "$RUN/shell" ${SHELL_ARGS:-}
+case " ${SYSTEMS[*]} " in *" shell "*) start_shell "$RUN/shell" ${SHELL_ARGS:-} ;; esac
+case " ${SYSTEMS[*]} " in *" noop "*) start_noop ;; esac
 
-bootstrap() { case "$1" in shell) echo "127.0.0.1:$SHELL_PORT" ;; *) echo "127.0.0.1:$KAFKA_PORT" ;; esac; }
+bootstrap() {
+  case "$1" in shell) echo "127.0.0.1:$SHELL_PORT" ;; noop) echo "127.0.0.1:$NOOP_PORT" ;; *) echo "127.0.0.1:$KAFKA_PORT" ;; esac
+}
 topic_for() { # system test round -> a fresh topic, created with the system's settings
   local t="pc-$2-$1-r$3" bs partitions=1 cfg=(); bs="$(bootstrap "$1")"
   [ "$2" = unthrottled16 ] && partitions=16
@@ -40,7 +47,6 @@ topic_for() { # system test round -> a fresh topic, created with the system's se
   echo "$t"
 }
 
-SYSTEMS=(kafka kafka-flush1 shell)
 for ((round = 1; round <= ROUNDS; round++)); do
   order=()
   for ((i = 0; i < ${#SYSTEMS[@]}; i++)); do order+=("${SYSTEMS[$(((i + round - 1) % ${#SYSTEMS[@]}))]}"); done
@@ -62,6 +68,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
           t="$(topic_for "$sys" "$test" "$round")"
           r="$(produce "$bs" "$t" $((10000 * RATE_SECONDS)) 10000 $((10000 * 3)))" ;;
         consume)
+          [ "$sys" = noop ] && continue # it kept nothing to read
           c="$(consume "$bs" "${unthrottled_topic[$sys]}" "$RECORDS")"
           set -- $c
           r="$2 $1 - - - -" ;;

@@ -33,25 +33,38 @@ if kind == "produce-consume":
     by = defaultdict(list)
     for r in rows:
         by[(r["test"], r["system"])].append(r)
+    # The no-op broker (stores nothing) is the yardstick, shown when the run had it: its throughput is the most any
+    # broker can give the producer on this machine, its latency the least; "no-op / best Kafka" is the most (throughput)
+    # or the least (latency) any broker's ratio to the better Kafka configuration can be here.
+    noop = any(r["system"] == "noop" for r in rows)
     metrics = {
-        "unthrottled": [("rec/s", "rec_s"), ("MB/s", "mb_s"), ("p99 ms", "p99_ms")],
-        "unthrottled16": [("rec/s", "rec_s"), ("MB/s", "mb_s"), ("p99 ms", "p99_ms")],
-        "rate2000": [("achieved rec/s", "rec_s"), ("p50 ms", "p50_ms"), ("p99 ms", "p99_ms"), ("p99.9 ms", "p999_ms")],
-        "rate10000": [("achieved rec/s", "rec_s"), ("p50 ms", "p50_ms"), ("p99 ms", "p99_ms"), ("p99.9 ms", "p999_ms")],
-        "consume": [("fetch MB/s", "mb_s")],
+        "unthrottled": [("rec/s", "rec_s", max), ("MB/s", "mb_s", max), ("p99 ms", "p99_ms", min)],
+        "unthrottled16": [("rec/s", "rec_s", max), ("MB/s", "mb_s", max), ("p99 ms", "p99_ms", min)],
+        "rate2000": [("achieved rec/s", "rec_s", max), ("p50 ms", "p50_ms", min), ("p99 ms", "p99_ms", min),
+                     ("p99.9 ms", "p999_ms", min)],
+        "rate10000": [("achieved rec/s", "rec_s", max), ("p50 ms", "p50_ms", min), ("p99 ms", "p99_ms", min),
+                      ("p99.9 ms", "p999_ms", min)],
+        "consume": [("fetch MB/s", "mb_s", max)],
     }
     n = max(len(v) for v in by.values())
     print(f"\nmedians of {n} rounds; ratios are shell / kafka of the medians; load = 1-min load range over the runs\n")
-    print("| test | metric | Kafka (default flush) | Kafka flush.messages=1 | kafka-shell | shell/Kafka | shell/Kafka-flush1 | load |")
-    print("|---|---|---:|---:|---:|---:|---:|---|")
+    extra = " no-op broker | shell/no-op | no-op/best Kafka |" if noop else ""
+    print("| test | metric | Kafka (default flush) | Kafka flush.messages=1 | kafka-shell | shell/Kafka | shell/Kafka-flush1 |"
+          + extra + " load |")
+    print("|---|---|---:|---:|---:|---:|---:|" + ("---:|---:|---:|" if noop else "") + "---|")
     for test, ms in metrics.items():
         if not any(by[(test, s)] for s in systems):
             continue  # not run (TESTS), or a table from before the test existed
-        for label, key in ms:
-            v = {s: med(r[key] for r in by[(test, s)]) for s in systems}
-            allr = [r for s in systems for r in by[(test, s)]]
+        for label, key, better in ms:
+            v = {s: med(r[key] for r in by[(test, s)]) for s in systems + ["noop"]}
+            allr = [r for s in systems + ["noop"] for r in by[(test, s)]]
+            cells = ""
+            if noop:
+                kafkas = [x for x in (v["kafka"], v["kafka-flush1"]) if x == x]
+                best = better(kafkas) if kafkas else float("nan")
+                cells = f" {fmt(v['noop'])} | {ratio(v['shell'], v['noop'])} | {ratio(v['noop'], best)} |"
             print(f"| {test} | {label} | {fmt(v['kafka'])} | {fmt(v['kafka-flush1'])} | {fmt(v['shell'])} | "
-                  f"{ratio(v['shell'], v['kafka'])} | {ratio(v['shell'], v['kafka-flush1'])} | {loads(allr)} |")
+                  f"{ratio(v['shell'], v['kafka'])} | {ratio(v['shell'], v['kafka-flush1'])} |{cells} {loads(allr)} |")
 elif kind == "transactions":
     systems = ["kafka", "kafka-flush1", "shell"]
     by = defaultdict(list)
@@ -77,10 +90,13 @@ elif kind == "catch-up":
     print(f"\nproducer at a fixed rate, 1 KiB acks=all; medians of {n} rounds; rise = during / before of the medians\n")
     print("| system | p99 before (ms) | p99 during (ms) | p99 rise | p99.9 before | p99.9 during | catch-up MB/s | load |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")
-    for s in ["kafka", "shell"]:
+    for s in ["kafka", "shell", "noop"]:
         b, d = by[(s, "before")], by[(s, "during")]
+        if not b and not d:
+            continue  # not run (SYSTEMS), or a table from before the yardstick
         pb, pd = med(r["p99_ms"] for r in b), med(r["p99_ms"] for r in d)
         qb, qd = med(r["p999_ms"] for r in b), med(r["p999_ms"] for r in d)
         cu = med(r["catchup_mb_s"] for r in d)
         rise = "-" if not pb else f"{(pd / pb - 1) * 100:+.0f} %"
-        print(f"| {s} | {fmt(pb)} | {fmt(pd)} | {rise} | {fmt(qb)} | {fmt(qd)} | {fmt(cu)} | {loads(b + d)} |")
+        label = "no-op broker (consumers read the shell's backlog)" if s == "noop" else s
+        print(f"| {label} | {fmt(pb)} | {fmt(pd)} | {rise} | {fmt(qb)} | {fmt(qd)} | {fmt(cu)} | {loads(b + d)} |")
