@@ -36,6 +36,20 @@ public interface Stream {
     CompletableFuture<AppendResult> append(RecordBatch batch);
 
     /**
+     * Appends as {@link #append} does when that needs no wait for space, for a caller that must not block (a network
+     * event loop): returns {@code null}, having appended nothing and assigned no offset, when the batch would have to
+     * wait for log-cache space; the caller then hands the batch to a thread that may wait and calls {@link #append}.
+     * It never waits for space, but it may take as long as one device write: the write-ahead log may write the batch
+     * on the calling thread when the log is idle, as in {@link #append}, and appends are sequenced under a lock that
+     * such a write holds. Failures are reported in the future, as by {@link #append}.
+     *
+     * <p>The default returns {@code null} always: an implementation that cannot tell ahead whether it would wait.
+     */
+    default CompletableFuture<AppendResult> tryAppend(RecordBatch batch) {
+        return null;
+    }
+
+    /**
      * Reads whole batches covering {@code startOffset}, in order, up to {@code endOffset} (exclusive) and about
      * {@code maxBytes}: at least one batch is returned even when it is larger than {@code maxBytes}. Data comes
      * from the log cache when recent, otherwise from objects. The caller must close the result.

@@ -78,7 +78,11 @@ final class AppendSequencer {
         this.drainHead = sentinel;
     }
 
-    CompletableFuture<AppendResult> append(StreamHandle handle, RecordBatch batch) {
+    /**
+     * Sequences {@code batch} for {@code handle}. With {@code mayWait} false, returns null (nothing reserved, no offset
+     * assigned) when the log cache has no room for it now, instead of waiting for an upload to make some.
+     */
+    CompletableFuture<AppendResult> append(StreamHandle handle, RecordBatch batch, boolean mayWait) {
         int payloadBytes = batch.sizeBytes();
         int recordBytes = WalRecordFormat.HEADER_SIZE + payloadBytes;
         if (payloadBytes > maxBatchBytes || recordBytes > wal.maxRecordBytes()) {
@@ -90,10 +94,16 @@ final class AppendSequencer {
         if (refused != null) {
             return CompletableFuture.failedFuture(refused);
         }
-        try {
-            logCache.reserve(recordBytes, backpressureNanos);
-        } catch (OverCapacityException e) {
-            return CompletableFuture.failedFuture(e);
+        if (!mayWait) {
+            if (!logCache.tryReserve(recordBytes)) {
+                return null;
+            }
+        } else {
+            try {
+                logCache.reserve(recordBytes, backpressureNanos);
+            } catch (OverCapacityException e) {
+                return CompletableFuture.failedFuture(e);
+            }
         }
         CachedBatch pending;
         lock.lock();

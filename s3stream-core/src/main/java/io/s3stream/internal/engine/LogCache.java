@@ -122,6 +122,26 @@ final class LogCache {
         }
     }
 
+    /**
+     * Reserves {@code bytes} if they fit now, evicting uploaded blocks as {@link #reserve} does; false, with nothing
+     * reserved, when they would have to wait for an upload (the caller then waits in {@link #reserve}, which also
+     * tells the uploader).
+     */
+    boolean tryReserve(int bytes) {
+        lock.lock();
+        try {
+            while (usedBytes + bytes > capacityBytes) {
+                if (!evictOldestUploaded()) {
+                    return false;
+                }
+            }
+            usedBytes += bytes;
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Gives back a reservation that will not be inserted (the append failed). */
     void unreserve(int bytes) {
         lock.lock();

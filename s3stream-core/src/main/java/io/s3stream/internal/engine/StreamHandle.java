@@ -104,7 +104,12 @@ final class StreamHandle implements Stream {
 
     @Override
     public CompletableFuture<AppendResult> append(RecordBatch batch) {
-        return sequencer.append(this, batch);
+        return sequencer.append(this, batch, true);
+    }
+
+    @Override
+    public CompletableFuture<AppendResult> tryAppend(RecordBatch batch) {
+        return sequencer.append(this, batch, false);
     }
 
     @Override

@@ -472,6 +472,64 @@ class StorageEngineTest {
     }
 
     @Test
+    void tryAppendAppendsWhileThereIsRoomAndOtherwiseReturnsNullWithoutWaitingOrAssigningAnOffset() throws Exception {
+        String storeName = "try-" + java.util.UUID.randomUUID();
+        try {
+            // A back-pressure wait far longer than the test's own timeout: a tryAppend that waited would fail it.
+            StreamStorage storage = fixture.open(1, b -> b.objectStore("faulty://" + storeName)
+                    .backpressureTimeout(Duration.ofMinutes(10)));
+            var faults = io.s3stream.testing.FaultyObjectStoreProvider.faults(storeName);
+            Stream s = storage.createStream(StreamOptions.defaults()).get();
+            byte[] first = payload(1000);
+            AppendResult r = s.tryAppend(RecordBatch.of(2, ByteBuffer.wrap(first))).get(10, TimeUnit.SECONDS);
+            assertThat(r.baseOffset()).isZero();
+            expected.computeIfAbsent(s.streamId(), k -> new TreeMap<>()).put(0L, first);
+
+            faults.on(io.s3stream.testing.FaultInjectingObjectStore.Operation.PUT).always()
+                    .failRetriable("503 SlowDown");
+            int taken = 0;
+                        while (taken < 100_000) {
+                byte[] data = payload(16 * 1024);
+                var f = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(30),
+                        () -> s.tryAppend(RecordBatch.of(1, ByteBuffer.wrap(data))));
+                if (f == null) {
+                    break;
+                }
+                AppendResult ok = f.get(10, TimeUnit.SECONDS);
+                expected.get(s.streamId()).put(ok.baseOffset(), data);
+                taken++;
+            }
+            assertThat(taken).as("appends taken before the log cache filled").isBetween(1, 99_999);
+            long next = s.nextOffset();
+            assertThat(s.tryAppend(RecordBatch.of(1, ByteBuffer.wrap(payload(16 * 1024)))))
+                    .as("a full log cache: refused again").isNull();
+            assertThat(s.nextOffset()).as("a refused tryAppend assigns no offset").isEqualTo(next);
+            assertThat(s.confirmedOffset()).isEqualTo(next);
+
+            faults.clearFaults(); // uploads drain the cache: a waiting append goes through, and tryAppend again after
+            append(s, 1, payload(100));
+            AppendResult after = null;
+            for (int i = 0; i < 1000 && after == null; i++) {
+                byte[] data = payload(100);
+                var f = s.tryAppend(RecordBatch.of(1, ByteBuffer.wrap(data)));
+                if (f != null) {
+                    after = f.get(10, TimeUnit.SECONDS);
+                    expected.get(s.streamId()).put(after.baseOffset(), data);
+                } else {
+                    Thread.sleep(10);
+                }
+            }
+            assertThat(after).as("tryAppend once uploads made room").isNotNull();
+            assertThat(after.baseOffset()).isEqualTo(next + 1);
+            readAllAndCheck(s, 0, 1 << 20);
+            s.close().get(30, TimeUnit.SECONDS);
+            storage.close();
+        } finally {
+            io.s3stream.testing.FaultyObjectStoreProvider.forget(storeName);
+        }
+    }
+
+    @Test
     void closeGivesUpOnADeadStoreAndTheWalKeepsEverything() throws Exception {
         String storeName = "dead-" + java.util.UUID.randomUUID();
         try {
