@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One topic partition on one stream: the append path (offset assignment, idempotent-producer checks, transaction
@@ -80,6 +81,8 @@ public final class PartitionLog {
     private KafkaKeyCompaction keyCompaction; // guarded by this
     /** Bytes of batches appended and of records read (fetches, including a long poll's attempts), for the balancer. */
     private final java.util.concurrent.atomic.LongAdder bytesIn = new java.util.concurrent.atomic.LongAdder();
+    /** Appends passed to the stream and not yet acknowledged: while any is, the partition is busy (see append). */
+    private final AtomicInteger appendsInFlight = new AtomicInteger();
     private final java.util.concurrent.atomic.LongAdder bytesOut = new java.util.concurrent.atomic.LongAdder();
     /** The high watermark when this log opened: {@link #bytesAfter} averages the appends since. */
     private final long openedAt;
@@ -208,36 +211,52 @@ public final class PartitionLog {
      */
     public CompletableFuture<AppendOutcome> append(ByteBuffer batchBytes, boolean logAppendTime) {
         CompletableFuture<AppendOutcome> result = new CompletableFuture<>();
-        appender.execute(() -> doAppend(batchBytes, logAppendTime, result));
+        // On the caller (the connection's event loop) when the partition is idle (its appender has nothing queued or
+        // running, its last append is acknowledged) and nothing has to wait: no hand-off to the appender's thread,
+        // and, when the WAL writes on the caller too, none back. A busy partition keeps the appender, so that an event
+        // loop never stops reading a pipelining producer's next requests to write the WAL itself.
+        if (appendsInFlight.get() != 0
+                || !appender.runHereIfIdle(() -> doAppend(batchBytes, logAppendTime, result, false))) {
+            appender.execute(() -> doAppend(batchBytes, logAppendTime, result, true));
+        }
         return result;
     }
 
-    private void doAppend(ByteBuffer bytes, boolean logAppendTime, CompletableFuture<AppendOutcome> result) {
+    /**
+     * The append, on the appender. With {@code mayWait} false it must not block: it returns false, having changed
+     * nothing but the batch's rewritten fields (rewritten again by the retry), where it would wait (rebuilding producer
+     * state, the first transaction checkpoint, log-cache space). True once {@code result} is or will be completed.
+     */
+    private boolean doAppend(ByteBuffer bytes, boolean logAppendTime, CompletableFuture<AppendOutcome> result,
+                             boolean mayWait) {
         if (retired) {
             result.complete(new AppendOutcome(Errors.NOT_LEADER_OR_FOLLOWER, -1, -1));
-            return;
+            return true;
         }
         if (failure != null) {
             result.complete(new AppendOutcome(Errors.KAFKA_STORAGE_ERROR, -1, -1));
-            return;
+            return true;
         }
         MutableRecordBatch batch = MemoryRecords.readableRecords(bytes).batches().iterator().next();
         long producerId = batch.producerId();
         int count = (int) (batch.lastOffset() - batch.baseOffset()) + 1;
         ProducerEntry entry = null;
         if (producerId >= 0) {
+            if (!producersRecovered && !mayWait) {
+                return false; // reads the stream's tail
+            }
             if (!producersRecovered && !recoverProducers()) {
                 // Without the tail's state a retry of a batch the previous leader stored would be stored again: the
                 // producer retries (same sequences) until the tail can be read.
                 result.complete(new AppendOutcome(Errors.KAFKA_STORAGE_ERROR, -1, -1));
-                return;
+                return true;
             }
             entry = producers.get(producerId);
             if (entry != null) {
                 short epoch = batch.producerEpoch();
                 if (epoch < entry.epoch) {
                     result.complete(new AppendOutcome(Errors.INVALID_PRODUCER_EPOCH, -1, -1));
-                    return;
+                    return true;
                 }
                 if (epoch == entry.epoch) {
                     for (BatchMeta m : entry.recent) {
@@ -250,19 +269,19 @@ public final class PartitionLog {
                             m.outcome.whenComplete((o, e) -> result.complete(e != null || o.error() != Errors.NONE
                                     ? new AppendOutcome(Errors.KAFKA_STORAGE_ERROR, -1, -1)
                                     : new AppendOutcome(Errors.NONE, m.baseOffset, -1)));
-                            return;
+                            return true;
                         }
                     }
                     int expected = entry.lastSeq() == Integer.MAX_VALUE ? 0 : entry.lastSeq() + 1;
                     if (batch.baseSequence() != expected) {
                         outOfOrder(producerId, batch, "expected sequence " + expected, entry);
                         result.complete(new AppendOutcome(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, -1));
-                        return;
+                        return true;
                     }
                 } else if (batch.baseSequence() != 0) {
                     outOfOrder(producerId, batch, "a new epoch starts at sequence 0", entry);
                     result.complete(new AppendOutcome(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, -1));
-                    return;
+                    return true;
                 }
             }
             if (entry == null && batch.baseSequence() != 0) {
@@ -275,12 +294,15 @@ public final class PartitionLog {
                         + producerId + " epoch " + batch.producerEpoch() + " at sequence " + batch.baseSequence()
                         + ", not 0: answered UNKNOWN_PRODUCER_ID so that it restarts its sequences");
                 result.complete(new AppendOutcome(Errors.UNKNOWN_PRODUCER_ID, -1, -1));
-                return;
+                return true;
             }
             // A producer first seen at sequence 0 starts here.
         }
         boolean transactional = batch.isTransactional();
         if (transactional && !txnCheckpoint.exists()) {
+            if (!mayWait) {
+                return false; // waits for the checkpoint's write
+            }
             // The first transactional batch this partition takes: record that transactions start here, before it is
             // appended, so that an open knows to rebuild them (no checkpoint means no transactional data).
             try {
@@ -289,7 +311,7 @@ public final class PartitionLog {
                 LOG.log(System.Logger.Level.WARNING, () -> topic + "-" + partition
                         + ": could not record the first transaction checkpoint; transactional batch refused", e);
                 result.complete(new AppendOutcome(Errors.KAFKA_STORAGE_ERROR, -1, -1));
-                return;
+                return true;
             }
         }
         long baseOffset = stream.nextOffset();
@@ -302,10 +324,15 @@ public final class PartitionLog {
         }
         CompletableFuture<io.s3stream.AppendResult> durable;
         try {
-            durable = stream.append(RecordBatch.of(count, bytes.duplicate().rewind()));
+            RecordBatch records = RecordBatch.of(count, bytes.duplicate().rewind());
+            durable = mayWait ? stream.append(records) : stream.tryAppend(records);
         } catch (RuntimeException e) {
             durable = CompletableFuture.failedFuture(e);
         }
+        if (durable == null) {
+            return false; // it would wait for log-cache space: nothing was appended
+        }
+        appendsInFlight.incrementAndGet();
         if (transactional) {
             txns.onTransactionalBatch(producerId, baseOffset);
             txnCheckpoint.changed();
@@ -325,6 +352,7 @@ public final class PartitionLog {
         maybeCheckpointTxns(durable, size);
         timeIndex.onAppend(baseOffset, batch.lastOffset(), batch.maxTimestamp(), size, durable, stream.startOffset());
         durable.whenComplete((r, e) -> {
+            appendsInFlight.decrementAndGet();
             if (e == null) {
                 bytesIn.add(size);
             }
@@ -341,6 +369,7 @@ public final class PartitionLog {
             }
             waiters.wake();
         });
+        return true;
     }
 
     /**
