@@ -58,13 +58,14 @@ public final class TimeIndex {
     private long bytesSinceEntry; // guarded by this
     private long bytesSinceCheckpoint; // guarded by this
     private long checkpointAtMs = System.currentTimeMillis(); // guarded by this
-    private long written = -1; // guarded by this: the end of the last checkpoint written
-    private CompletableFuture<Void> write = CompletableFuture.completedFuture(null); // guarded by this
+    private final CheckpointWrites writes;
 
     TimeIndex(KeyValues kv, long streamId, String partition) {
         this.kv = kv;
         this.key = key(streamId);
         this.partition = partition;
+        this.writes = new CheckpointWrites(kv, key, () -> partition + ": time index checkpoint not written (after a "
+                + "crash the batches since the last one are read by searches)");
     }
 
     /** The key of stream {@code streamId}'s time index checkpoint, which goes with its topic. */
@@ -81,7 +82,9 @@ public final class TimeIndex {
                 synchronized (this) {
                     runs.clear();
                     runs.addAll(decoded);
-                    written = decoded.isEmpty() ? -1 : decoded.getLast().end;
+                    if (!decoded.isEmpty()) {
+                        writes.found(decoded.getLast().end);
+                    }
                 }
             }
         } catch (RuntimeException e) {
@@ -153,18 +156,8 @@ public final class TimeIndex {
     }
 
     /** Writes a checkpoint covering up to {@code end} after the writes before it; one older than written is dropped. */
-    private synchronized CompletableFuture<Void> write(long end, byte[] checkpoint) {
-        if (end <= written) {
-            return write;
-        }
-        written = end;
-        write = write.exceptionally(e -> null).thenCompose(v -> kv.put(key, checkpoint)).whenComplete((v, e) -> {
-            if (e != null) {
-                LOG.log(System.Logger.Level.DEBUG, () -> partition + ": time index checkpoint not written (after a "
-                        + "crash the batches since the last one are read by searches)", e);
-            }
-        });
-        return write;
+    private CompletableFuture<Void> write(long end, byte[] checkpoint) {
+        return writes.write(end, checkpoint, stored -> { });
     }
 
     /** What a search for the first record with a timestamp of at least {@code ts} need not read. */

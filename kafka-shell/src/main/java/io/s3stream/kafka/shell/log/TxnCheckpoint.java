@@ -23,19 +23,18 @@ final class TxnCheckpoint {
 
     private final KeyValues kv;
     private final String key;
-    private final String partition;
     private boolean exists; // owned by the appender
     private boolean dirty; // owned by the appender
     private long atMs; // owned by the appender
     private long bytesSince; // owned by the appender
-    private long written = -1; // guarded by this
-    private CompletableFuture<Void> write = CompletableFuture.completedFuture(null); // guarded by this
+    private final CheckpointWrites writes;
     private volatile long covered;
 
     TxnCheckpoint(KeyValues kv, long streamId, String partition) {
         this.kv = kv;
         this.key = key(streamId);
-        this.partition = partition;
+        this.writes = new CheckpointWrites(kv, key, () -> partition
+                + ": transaction checkpoint not written (the next open scans further back)");
     }
 
     static final String PREFIX = "kafka/txn-index/";
@@ -111,20 +110,8 @@ final class TxnCheckpoint {
     }
 
     /** Writes the state as of {@code offset} after the writes before it; one older than already written is dropped. */
-    synchronized CompletableFuture<Void> write(long offset, byte[] checkpoint) {
-        if (offset <= written) {
-            return write;
-        }
-        written = offset;
-        write = write.exceptionally(e -> null).thenCompose(v -> kv.put(key, checkpoint)).whenComplete((v, e) -> {
-            if (e != null) {
-                System.getLogger(TxnCheckpoint.class.getName()).log(System.Logger.Level.DEBUG, () -> partition
-                        + ": transaction checkpoint not written (the next open scans further back)", e);
-            } else {
-                cover(offset);
-            }
-        });
-        return write;
+    CompletableFuture<Void> write(long offset, byte[] checkpoint) {
+        return writes.write(offset, checkpoint, this::cover);
     }
 
     /** Offsets below this are covered by the stored checkpoint; 0 when none is known to be. */
