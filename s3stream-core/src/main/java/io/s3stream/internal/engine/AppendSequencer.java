@@ -80,7 +80,9 @@ final class AppendSequencer {
 
     /**
      * Sequences {@code batch} for {@code handle}. With {@code mayWait} false, returns null (nothing reserved, no offset
-     * assigned) when the log cache has no room for it now, instead of waiting for an upload to make some.
+     * assigned) unless the engine is idle: when the log cache has no room for it now (instead of waiting for an
+     * upload to make some), when another append holds the lock (it may be writing an idle WAL on its own thread), and
+     * when other appends are still in flight.
      */
     CompletableFuture<AppendResult> append(StreamHandle handle, RecordBatch batch, boolean mayWait) {
         int payloadBytes = batch.sizeBytes();
@@ -106,7 +108,16 @@ final class AppendSequencer {
             }
         }
         CachedBatch pending;
-        lock.lock();
+        if (mayWait) {
+            lock.lock();
+        } else if (!lock.tryLock()) {
+            logCache.unreserve(recordBytes);
+            return null;
+        } else if (inflightTail != drainHead) {
+            lock.unlock(); // other appends are in flight: the engine is busy, let a thread that may wait have this one
+            logCache.unreserve(recordBytes);
+            return null;
+        }
         try {
             refused = refusal(handle);
             if (refused != null) {

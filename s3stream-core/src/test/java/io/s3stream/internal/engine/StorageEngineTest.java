@@ -530,6 +530,38 @@ class StorageEngineTest {
     }
 
     @Test
+    void tryAppendLeavesABusyStorageToAppend() throws Exception {
+        String wal = "gated-" + java.util.UUID.randomUUID();
+        StreamStorage storage = fixture.open(1, b -> b.wal("gated://" + wal + "?capacity=16MiB"));
+        try {
+            Stream busy = storage.createStream(StreamOptions.defaults()).get();
+            Stream other = storage.createStream(StreamOptions.defaults()).get();
+            io.s3stream.testing.GatedWalProvider.hold(wal);
+            byte[] held = payload(100);
+            CompletableFuture<AppendResult> inFlight = busy.append(RecordBatch.of(1, ByteBuffer.wrap(held)));
+            assertThat(inFlight).as("held by the WAL").isNotDone();
+            assertThat(other.tryAppend(RecordBatch.of(1, ByteBuffer.wrap(payload(100)))))
+                    .as("another stream's append is in flight").isNull();
+            assertThat(busy.tryAppend(RecordBatch.of(1, ByteBuffer.wrap(payload(100))))).isNull();
+            assertThat(other.nextOffset()).isZero();
+            assertThat(busy.nextOffset()).isEqualTo(1);
+
+            io.s3stream.testing.GatedWalProvider.release(wal);
+            assertThat(inFlight.get(10, TimeUnit.SECONDS).baseOffset()).isZero();
+            expected.computeIfAbsent(busy.streamId(), k -> new TreeMap<>()).put(0L, held);
+            byte[] data = payload(100);
+            AppendResult idle = other.tryAppend(RecordBatch.of(1, ByteBuffer.wrap(data))).get(10, TimeUnit.SECONDS);
+            assertThat(idle.baseOffset()).as("the storage is idle again").isZero();
+            expected.computeIfAbsent(other.streamId(), k -> new TreeMap<>()).put(0L, data);
+            readAllAndCheck(busy, 0, 1 << 20);
+            readAllAndCheck(other, 0, 1 << 20);
+        } finally {
+            io.s3stream.testing.GatedWalProvider.release(wal);
+            storage.close();
+        }
+    }
+
+    @Test
     void closeGivesUpOnADeadStoreAndTheWalKeepsEverything() throws Exception {
         String storeName = "dead-" + java.util.UUID.randomUUID();
         try {
