@@ -222,6 +222,11 @@ public final class PartitionLog {
         return result;
     }
 
+    /** Whether the partition's appender has nothing queued or running (a snapshot, for tests). */
+    boolean appenderIdle() {
+        return appender.idle();
+    }
+
     /**
      * The append, on the appender. With {@code mayWait} false it must not block: it returns false, having changed
      * nothing but the batch's rewritten fields (rewritten again by the retry), where it would wait (rebuilding producer

@@ -47,6 +47,11 @@ final class SerialExecutor implements Executor {
         }
     }
 
+    /** Whether nothing is queued or running: what {@link #runHereIfIdle} needs (a snapshot). */
+    boolean idle() {
+        return !scheduled.get() && tasks.isEmpty();
+    }
+
     private void schedule() {
         if (scheduled.compareAndSet(false, true)) {
             delegate.execute(this::drain);

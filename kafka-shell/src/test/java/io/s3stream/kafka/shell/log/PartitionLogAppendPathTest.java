@@ -138,10 +138,20 @@ class PartitionLogAppendPathTest {
     }
 
     /** A log whose open-time work on the appender (time index, transaction state) is done: the appender is idle. */
-    private PartitionLog idleLog(RecordingStream stream) {
+    private PartitionLog idleLog(RecordingStream stream) throws InterruptedException {
         PartitionLog log = new PartitionLog("t", 0, stream, blocking, storage.keyValues());
         assertThat(log.lastStableOffset().join()).isZero();
+        awaitIdle(log);
         return log;
+    }
+
+    /** An append's outcome completes inside the appender's task: the appender lets go just after. */
+    private static void awaitIdle(PartitionLog log) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!log.appenderIdle()) {
+            assertThat(System.nanoTime()).as("the appender went idle").isLessThan(deadline);
+            Thread.sleep(1);
+        }
     }
 
     private static ByteBuffer plain(int records) {
@@ -201,6 +211,7 @@ class PartitionLogAppendPathTest {
         stream.refuseTry = true;
         assertThat(done(log.append(plain(2), false))).isEqualTo(new PartitionLog.AppendOutcome(Errors.NONE, 0, -1));
         stream.refuseTry = false;
+        awaitIdle(log);
         assertThat(done(log.append(plain(1), false)).baseOffset()).isEqualTo(2);
         assertThat(stream.calls).containsExactly(new Call("tryAppend", caller), new Call("append", "appender"),
                 new Call("tryAppend", caller));
@@ -212,6 +223,7 @@ class PartitionLogAppendPathTest {
         PartitionLog log = idleLog(stream);
         String caller = Thread.currentThread().getName();
         assertThat(done(log.append(idempotent(42, 0), false)).baseOffset()).isZero();
+        awaitIdle(log);
         assertThat(done(log.append(idempotent(42, 1), false)).baseOffset()).isEqualTo(1);
         // A retried duplicate answered inline with its original's offset; a gap refused inline.
         assertThat(done(log.append(idempotent(42, 1), false))).isEqualTo(new PartitionLog.AppendOutcome(Errors.NONE, 1, -1));
