@@ -5,8 +5,6 @@ import io.s3stream.KeyValues;
 import io.s3stream.RecordBatch;
 import io.s3stream.StoredBatch;
 import io.s3stream.Stream;
-import io.s3stream.kafka.shell.network.ApiFamily;
-import io.s3stream.kafka.shell.network.RateLimitedLog;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.ControlRecordType;
@@ -16,15 +14,12 @@ import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Record;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -33,9 +28,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <h2>Concurrency</h2>
  * Appends are owned by a {@link SerialExecutor}: it assigns the base offset (the stream's next offset), rewrites the
- * Kafka batch's base offset, checks producer sequences and calls {@link Stream#append}, which may block for log-cache
- * space. Reads go straight to the stream, which is thread-safe. Long-polling fetches register a waiter that the
- * append completion path runs, since this shell is the only writer of its partitions.
+ * Kafka batch's base offset, checks producer sequences ({@link ProducerStates}) and calls {@link Stream#append}, which
+ * may block for log-cache space. Reads go straight to the stream, which is thread-safe. Long-polling fetches register a
+ * waiter that the append completion path runs, since this shell is the only writer of its partitions.
  *
  * <h2>Transactions</h2>
  * Transactional batches open a transaction of their producer here; a marker (a Kafka control batch written for the
@@ -50,18 +45,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * KAFKA_STORAGE_ERROR until the shell reopens it at a higher epoch.
  */
 public final class PartitionLog {
-    /** Kafka keeps the metadata of the last five batches per producer to recognise retried duplicates. */
-    private static final int PRODUCER_BATCH_CACHE = 5;
     private static final System.Logger LOG = System.getLogger(PartitionLog.class.getName());
 
     private final String topic;
     private final int partition;
     private final Stream stream;
     private final SerialExecutor appender;
-    /** How much of the partition's tail is scanned to rebuild producer state after an open. */
-    static final long PRODUCER_RECOVERY_TAIL_BYTES = 8L << 20;
-
-    private final Map<Long, ProducerEntry> producers = new HashMap<>(); // owned by appender
+    private final ProducerStates producers; // owned by appender
     private final TxnCheckpoint txnCheckpoint;
     private final TimeIndex timeIndex;
     private final PartitionTxns txns = new PartitionTxns(); // mutated by the appender
@@ -69,12 +59,6 @@ public final class PartitionLog {
     private final CompletableFuture<Void> txnsReady = new CompletableFuture<>();
     /** Set when {@link #txns} could not be rebuilt: read_committed reads fail until the partition is reopened. */
     private volatile boolean txnsUnknown;
-    private boolean producersRecovered; // owned by appender
-    /** After a failed rebuild of producer state, when the next may start (nanoTime); 0 when none failed. */
-    private long producersRetryAtNanos; // owned by appender
-    static final long PRODUCER_RECOVERY_RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
-    private static final RateLimitedLog PRODUCER_RECOVERY_FAILED =
-            new RateLimitedLog(LOG, System.Logger.Level.WARNING, TimeUnit.MINUTES.toNanos(1));
     private final AppendWaiters waiters = new AppendWaiters();
     private volatile Throwable failure;
     private volatile boolean retired;
@@ -92,6 +76,7 @@ public final class PartitionLog {
         this.partition = partition;
         this.stream = stream;
         this.appender = new SerialExecutor(blockingExecutor);
+        this.producers = new ProducerStates(topic + "-" + partition, stream);
         this.txnCheckpoint = new TxnCheckpoint(kv, stream.streamId(), topic + "-" + partition);
         this.openedAt = stream.confirmedOffset();
         this.timeIndex = new TimeIndex(kv, stream.streamId(), topic + "-" + partition);
@@ -245,63 +230,19 @@ public final class PartitionLog {
         MutableRecordBatch batch = MemoryRecords.readableRecords(bytes).batches().iterator().next();
         long producerId = batch.producerId();
         int count = (int) (batch.lastOffset() - batch.baseOffset()) + 1;
-        ProducerEntry entry = null;
         if (producerId >= 0) {
-            if (!producersRecovered && !mayWait) {
+            if (!producers.recovered() && !mayWait) {
                 return false; // reads the stream's tail
             }
-            if (!producersRecovered && !recoverProducers()) {
+            if (!producers.recover()) {
                 // Without the tail's state a retry of a batch the previous leader stored would be stored again: the
                 // producer retries (same sequences) until the tail can be read.
                 result.complete(new AppendOutcome(Errors.KAFKA_STORAGE_ERROR, -1, -1));
                 return true;
             }
-            entry = producers.get(producerId);
-            if (entry != null) {
-                short epoch = batch.producerEpoch();
-                if (epoch < entry.epoch) {
-                    result.complete(new AppendOutcome(Errors.INVALID_PRODUCER_EPOCH, -1, -1));
-                    return true;
-                }
-                if (epoch == entry.epoch) {
-                    for (BatchMeta m : entry.recent) {
-                        if (m.firstSeq == batch.baseSequence() && m.lastSeq == batch.lastSequence()) {
-                            LOG.log(System.Logger.Level.INFO, () -> topic + "-" + partition + ": duplicate batch of producer "
-                                    + producerId + " (sequences " + m.firstSeq + ".." + m.lastSeq + ") answered with its offset "
-                                    + m.baseOffset);
-                            // A retried duplicate gets the original's outcome, once the original is durable: acking it
-                            // earlier would acknowledge a batch whose append may still fail.
-                            m.outcome.whenComplete((o, e) -> result.complete(e != null || o.error() != Errors.NONE
-                                    ? new AppendOutcome(Errors.KAFKA_STORAGE_ERROR, -1, -1)
-                                    : new AppendOutcome(Errors.NONE, m.baseOffset, -1)));
-                            return true;
-                        }
-                    }
-                    int expected = entry.lastSeq() == Integer.MAX_VALUE ? 0 : entry.lastSeq() + 1;
-                    if (batch.baseSequence() != expected) {
-                        outOfOrder(producerId, batch, "expected sequence " + expected, entry);
-                        result.complete(new AppendOutcome(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, -1));
-                        return true;
-                    }
-                } else if (batch.baseSequence() != 0) {
-                    outOfOrder(producerId, batch, "a new epoch starts at sequence 0", entry);
-                    result.complete(new AppendOutcome(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1, -1));
-                    return true;
-                }
-            }
-            if (entry == null && batch.baseSequence() != 0) {
-                // Unknown here, and not at its first batch: its earlier batches are older than the recovered tail, or
-                // still on their way (during a move, an earlier batch went to the old leader and was refused there
-                // while this one came here). Accepting this one would leave that earlier batch out of order forever
-                // (the client retries it, the log refuses it: a stuck producer), so the producer is told its state is
-                // unknown: it bumps its epoch and resends its batches from sequence 0 (KIP-360).
-                LOG.log(System.Logger.Level.INFO, () -> topic + "-" + partition + ": batch of unknown producer "
-                        + producerId + " epoch " + batch.producerEpoch() + " at sequence " + batch.baseSequence()
-                        + ", not 0: answered UNKNOWN_PRODUCER_ID so that it restarts its sequences");
-                result.complete(new AppendOutcome(Errors.UNKNOWN_PRODUCER_ID, -1, -1));
+            if (!producers.admit(batch, result)) {
                 return true;
             }
-            // A producer first seen at sequence 0 starts here.
         }
         boolean transactional = batch.isTransactional();
         if (transactional && !txnCheckpoint.exists()) {
@@ -343,14 +284,7 @@ public final class PartitionLog {
             txnCheckpoint.changed();
         }
         if (producerId >= 0) {
-            if (entry == null || entry.epoch != batch.producerEpoch()) {
-                entry = new ProducerEntry(batch.producerEpoch());
-                producers.put(producerId, entry);
-            }
-            entry.recent.addLast(new BatchMeta(batch.baseSequence(), batch.lastSequence(), baseOffset, result));
-            if (entry.recent.size() > PRODUCER_BATCH_CACHE) {
-                entry.recent.removeFirst();
-            }
+            producers.onAppended(batch, baseOffset, result);
         }
         long logAppendTimeMs = appendTime;
         int size = bytes.remaining();
@@ -400,17 +334,13 @@ public final class PartitionLog {
             result.complete(Errors.KAFKA_STORAGE_ERROR);
             return;
         }
-        if (!producersRecovered && !recoverProducers()) {
+        if (!producers.recover()) {
             result.complete(Errors.KAFKA_STORAGE_ERROR);
             return;
         }
-        ProducerEntry entry = producers.get(producerId);
-        if (entry != null && epoch < entry.epoch) {
+        if (!producers.acceptMarker(producerId, epoch)) {
             result.complete(Errors.INVALID_PRODUCER_EPOCH);
             return;
-        }
-        if (entry != null && epoch > entry.epoch) {
-            producers.put(producerId, new ProducerEntry(epoch));
         }
         if (!txns.isOpen(producerId)) {
             result.complete(Errors.NONE);
@@ -455,7 +385,7 @@ public final class PartitionLog {
             }
             long end = stream.confirmedOffset();
             long at = txns.restore(checkpoint, end);
-            long scanned = scan(Math.max(at, stream.startOffset()), end, kb -> {
+            long scanned = StreamScan.scan(stream, Math.max(at, stream.startOffset()), end, kb -> {
                 // A stored batch that key compaction merged may begin below the checkpoint: what is there is in it.
                 if (kb.baseOffset() < at) {
                     return;
@@ -544,124 +474,16 @@ public final class PartitionLog {
         CompletableFuture<List<ProducerState>> result = new CompletableFuture<>();
         appender.execute(() -> {
             try {
-                if (!producersRecovered && !recoverProducers()) {
+                if (!producers.recover()) {
                     throw new org.apache.kafka.common.errors.KafkaStorageException(topic + "-" + partition
                             + ": the producer state cannot be rebuilt from the partition's tail now; retry");
                 }
-                List<ProducerState> out = new ArrayList<>();
-                producers.forEach((pid, e) -> out.add(new ProducerState(pid, e.epoch, e.lastSeq(), txns.openSince(pid))));
-                result.complete(out);
+                result.complete(producers.describe(txns::openSince));
             } catch (RuntimeException e) {
                 result.completeExceptionally(e);
             }
         });
         return result;
-    }
-
-    /** Says why a batch was refused as out of order: the producer retries it, so this explains a stuck producer. */
-    private void outOfOrder(long producerId, MutableRecordBatch batch, String why, ProducerEntry entry) {
-        LOG.log(System.Logger.Level.INFO, () -> topic + "-" + partition + ": out-of-order batch of producer " + producerId
-                + " epoch " + batch.producerEpoch() + ", sequences " + batch.baseSequence() + ".." + batch.lastSequence()
-                + " (" + why + "); known: epoch " + entry.epoch + ", recent " + entry.recent.stream()
-                .map(m -> m.firstSeq + ".." + m.lastSeq + "@" + m.baseOffset + (m.outcome == DURABLE ? " (from the tail)" : ""))
-                .toList());
-    }
-
-    /**
-     * Hands every Kafka batch stored in {@code [from, end)} to {@code visit}, in offset order; returns how many. Reads
-     * through the library (log cache, block cache, object storage) one megabyte at a time; blocks.
-     */
-    private long scan(long from, long end, java.util.function.Consumer<MutableRecordBatch> visit) {
-        long count = 0;
-        while (from < end) {
-            long next = from;
-            try (FetchResult fr = stream.fetch(from, end, 1 << 20).join()) {
-                for (StoredBatch sb : fr.batches()) {
-                    next = sb.endOffset();
-                    for (MutableRecordBatch kb : MemoryRecords.readableRecords(sb.payload().duplicate()).batches()) {
-                        count++;
-                        visit.accept(kb);
-                    }
-                }
-            }
-            if (next <= from) {
-                break;
-            }
-            from = next;
-        }
-        return count;
-    }
-
-    /**
-     * Rebuilds idempotent-producer state (epoch and the last five batches per producer id) from the partition's tail,
-     * once per open, on the first idempotent append: a retry that spans a broker restart or a partition move then gets
-     * its original offset instead of being stored twice, and a gap is still rejected. The tail is the last
-     * {@link #PRODUCER_RECOVERY_TAIL_BYTES} or so (estimated from the size of the last batch); a producer whose last
-     * batch is older than that is unknown, and asked to restart its sequences when it next writes here. Runs on the
-     * appender, before any idempotent append of this handle.
-     *
-     * <p>A tail that cannot be read (the object store failing) leaves no state at all and returns false: the caller
-     * refuses the append with a retriable error, and the rebuild is tried again at the next idempotent append, at most
-     * once per {@link #PRODUCER_RECOVERY_RETRY_NANOS}. Half a rebuild is worse than none: it would take the last batch
-     * it reached for the producer's last, refuse the retry of a batch the previous leader stored as out of order, and
-     * the producer, restarting its sequences, would store that batch twice (ChaosIT found this).
-     */
-    private boolean recoverProducers() {
-        long now = System.nanoTime();
-        if (producersRetryAtNanos != 0 && now - producersRetryAtNanos < 0) {
-            return false;
-        }
-        long end = stream.confirmedOffset();
-        long start = stream.startOffset();
-        if (end <= start) {
-            producersRecovered = true;
-            return true;
-        }
-        try {
-            long from;
-            try (FetchResult last = stream.fetch(end - 1, end, 1).join()) {
-                StoredBatch b = last.batches().getFirst();
-                long perRecord = Math.max(1, b.payload().remaining() / Math.max(1, b.count()));
-                from = Math.max(start, end - Math.max(1, PRODUCER_RECOVERY_TAIL_BYTES / perRecord));
-            }
-            long scanned = scan(from, end, kb -> {
-                if (kb.producerId() < 0) {
-                    return;
-                }
-                ProducerEntry e = producers.get(kb.producerId());
-                if (kb.isControlBatch()) {
-                    // A marker at a bumped epoch (a coordinator's abort on timeout) fences older epochs.
-                    if (e != null && kb.producerEpoch() > e.epoch) {
-                        producers.put(kb.producerId(), new ProducerEntry(kb.producerEpoch()));
-                    }
-                    return;
-                }
-                if (e == null || kb.producerEpoch() > e.epoch) {
-                    e = new ProducerEntry(kb.producerEpoch());
-                    producers.put(kb.producerId(), e);
-                } else if (kb.producerEpoch() < e.epoch) {
-                    return;
-                }
-                e.recent.addLast(new BatchMeta(kb.baseSequence(), kb.lastSequence(), kb.baseOffset(), DURABLE));
-                if (e.recent.size() > PRODUCER_BATCH_CACHE) {
-                    e.recent.removeFirst();
-                }
-            });
-            long batches = scanned;
-            LOG.log(System.Logger.Level.DEBUG, () -> topic + "-" + partition + ": producer state of " + producers.size()
-                    + " producer(s) rebuilt from " + batches + " tail batch(es)");
-            producersRecovered = true;
-            producersRetryAtNanos = 0;
-            return true;
-        } catch (RuntimeException e) {
-            // Unreadable now (or trimmed meanwhile): forget what was read, refuse idempotent appends, try again later.
-            producers.clear();
-            producersRetryAtNanos = now + PRODUCER_RECOVERY_RETRY_NANOS;
-            PRODUCER_RECOVERY_FAILED.log(() -> topic + "-" + partition + ": could not rebuild producer state from the "
-                    + "tail; idempotent appends answer KAFKA_STORAGE_ERROR (retriable) until it can: "
-                    + ApiFamily.cause(e));
-            return false;
-        }
     }
 
     /**
@@ -805,26 +627,5 @@ public final class PartitionLog {
             }
             return readFrom(next, end, hw, start, maxBytes, results, batches, size);
         }).thenCompose(f -> f);
-    }
-
-    /** A recent batch of one producer; {@code outcome} completes when its append is durable (or failed). */
-    private record BatchMeta(int firstSeq, int lastSeq, long baseOffset, CompletableFuture<AppendOutcome> outcome) {
-    }
-
-    /** The outcome of a batch read back from the stream: durable by definition. */
-    private static final CompletableFuture<AppendOutcome> DURABLE =
-            CompletableFuture.completedFuture(new AppendOutcome(Errors.NONE, -1, -1));
-
-    private static final class ProducerEntry {
-        final short epoch;
-        final ArrayDeque<BatchMeta> recent = new ArrayDeque<>();
-
-        ProducerEntry(short epoch) {
-            this.epoch = epoch;
-        }
-
-        int lastSeq() {
-            return recent.isEmpty() ? -1 : recent.getLast().lastSeq;
-        }
     }
 }
