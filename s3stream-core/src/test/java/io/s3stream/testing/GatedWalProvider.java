@@ -54,42 +54,12 @@ public final class GatedWalProvider implements WriteAheadLogProvider {
                 : 64L * 1024 * 1024;
         String name = uri.getAuthority();
         WriteAheadLog wal = InMemoryWal.open(name, capacity, context);
-        return new WriteAheadLog() {
-            @Override
-            public RecoveryResult recover(RecordHandler handler) {
-                return wal.recover(handler);
-            }
-
+        return new ForwardingWal(wal, "gated") {
             @Override
             public CompletableFuture<WalAppendResult> append(ByteBuf record) {
-                CompletableFuture<WalAppendResult> written = wal.append(record);
+                CompletableFuture<WalAppendResult> written = super.append(record);
                 CompletableFuture<Void> gate = GATES.get(name);
                 return gate == null ? written : written.thenCombine(gate, (r, v) -> r);
-            }
-
-            @Override
-            public CompletableFuture<Void> trim(long walPosition) {
-                return wal.trim(walPosition);
-            }
-
-            @Override
-            public long capacityBytes() {
-                return wal.capacityBytes();
-            }
-
-            @Override
-            public int maxRecordBytes() {
-                return wal.maxRecordBytes();
-            }
-
-            @Override
-            public String description() {
-                return "gated " + wal.description();
-            }
-
-            @Override
-            public void close() {
-                wal.close();
             }
         };
     }

@@ -1,9 +1,7 @@
 package io.s3stream.testing;
 
-import io.netty.buffer.ByteBuf;
 import io.s3stream.internal.wal.InMemoryWal;
 import io.s3stream.spi.UriSettings;
-import io.s3stream.spi.WalAppendResult;
 import io.s3stream.spi.WalContext;
 import io.s3stream.spi.WriteAheadLog;
 import io.s3stream.spi.WriteAheadLogProvider;
@@ -13,12 +11,11 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * {@code slowrecovery://name?capacity=64MiB&recordDelayMs=2}: the in-memory WAL {@code mem://name} whose
- * {@code recover()} pauses before each record and after the last one, the way a WAL read from a disk takes time, so tests can watch what the
- * engine does while {@code StreamStorage.open} is still recovering. Registered only on the test class path.
+ * {@code recover()} pauses before each record and after the last one, the way a WAL read from a disk takes
+ * time, so tests can watch what the engine does while {@code StreamStorage.open} is still recovering. Registered only on the test class path.
  */
 public final class SlowRecoveryWalProvider implements WriteAheadLogProvider {
     @Override
@@ -38,7 +35,7 @@ public final class SlowRecoveryWalProvider implements WriteAheadLogProvider {
                 : 64L * 1024 * 1024;
         long delayMs = Long.parseLong(q.getOrDefault("recordDelayMs", "2"));
         WriteAheadLog wal = InMemoryWal.open(uri.getAuthority(), capacity, context);
-        return new WriteAheadLog() {
+        return new ForwardingWal(wal, "slow-recovery") {
             private void pause(long ms) {
                 try {
                     Thread.sleep(ms);
@@ -49,42 +46,12 @@ public final class SlowRecoveryWalProvider implements WriteAheadLogProvider {
 
             @Override
             public RecoveryResult recover(RecordHandler handler) {
-                RecoveryResult result = wal.recover((position, next, record) -> {
+                RecoveryResult result = super.recover((position, next, record) -> {
                     pause(delayMs);
                     handler.onRecord(position, next, record);
                 });
                 pause(5 * delayMs); // reading on past the last record until the scan finds where the log ends
                 return result;
-            }
-
-            @Override
-            public CompletableFuture<WalAppendResult> append(ByteBuf record) {
-                return wal.append(record);
-            }
-
-            @Override
-            public CompletableFuture<Void> trim(long walPosition) {
-                return wal.trim(walPosition);
-            }
-
-            @Override
-            public long capacityBytes() {
-                return wal.capacityBytes();
-            }
-
-            @Override
-            public int maxRecordBytes() {
-                return wal.maxRecordBytes();
-            }
-
-            @Override
-            public String description() {
-                return "slow-recovery " + wal.description();
-            }
-
-            @Override
-            public void close() {
-                wal.close();
             }
         };
     }
