@@ -24,12 +24,20 @@ import java.util.function.LongSupplier;
  * mostly builds up outside the engine (the request waiting for its event loop, the client's own threads), which the
  * engine cannot time; the load of the whole machine also counts a store or a consumer on the same host. The
  * multiplicative increase makes the rate recover from the floor to 1 GiB/s in under 12 s.
+ *
+ * <p>Cost: the load is read every tick only while catch-up reads run (in the last {@link #IDLE_SAMPLE_TICKS} ticks),
+ * and every {@code IDLE_SAMPLE_TICKS}-th tick otherwise: reading it is not free (in a container the JVM parses cgroup
+ * files each time), and a tick without catch-up reads never cuts. The JVM reports the load averaged since the previous
+ * reading, so the idle readings also keep the first reading of a new catch-up to the last second, never an average
+ * over a long pause.
  */
 final class CatchUpGovernor implements AutoCloseable {
     static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     static final long FLOOR_BYTES_PER_SECOND = 4L << 20;
     static final double DECREASE = 0.7;
     static final double INCREASE = 0.05;
+    /** Ticks without catch-up reads after which the load is read only every this many ticks. */
+    static final int IDLE_SAMPLE_TICKS = 10;
 
     private final double cpuTarget;
     private final long capBytesPerSecond;
@@ -39,6 +47,8 @@ final class CatchUpGovernor implements AutoCloseable {
     private long lastAppends; // guarded by this
     private long lastCatchUpBytes; // guarded by this
     private long cuts; // guarded by this
+    private int ticksSinceRead = IDLE_SAMPLE_TICKS; // guarded by this
+    private int ticksSinceSample = IDLE_SAMPLE_TICKS; // guarded by this
     private volatile Thread ticker;
 
     /**
@@ -109,7 +119,12 @@ final class CatchUpGovernor implements AutoCloseable {
         long readPerSecond = (read - lastCatchUpBytes) * TimeUnit.SECONDS.toNanos(1) / TICK_NANOS;
         lastAppends = appended;
         lastCatchUpBytes = read;
-        double load = cpuLoad.getAsDouble();
+        ticksSinceRead = readPerSecond > 0 ? 0 : Math.min(ticksSinceRead + 1, IDLE_SAMPLE_TICKS);
+        double load = -1;
+        if (ticksSinceRead < IDLE_SAMPLE_TICKS || ++ticksSinceSample >= IDLE_SAMPLE_TICKS) {
+            load = cpuLoad.getAsDouble();
+            ticksSinceSample = 0;
+        }
         long current = throttle.bytesPerSecond();
         if (appending && load > cpuTarget && readPerSecond > 0) {
             cuts++;

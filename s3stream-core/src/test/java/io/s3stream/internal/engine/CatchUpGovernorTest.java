@@ -97,6 +97,29 @@ class CatchUpGovernorTest {
     }
 
     @Test
+    void theLoadIsReadEveryTickOnlyWhileCatchUpReads() {
+        AtomicLong readings = new AtomicLong();
+        CatchUpGovernor governor = new CatchUpGovernor(0.8, 0, () -> {
+            readings.incrementAndGet();
+            return load;
+        }, appends::get, throttle);
+        for (int i = 0; i < 100; i++) {
+            tick(governor, 0.95, true, 0); // appends, no catch-up: nothing to cut
+        }
+        assertThat(readings.get()).as("one reading a second while idle").isEqualTo(10);
+        readings.set(0);
+        tick(governor, 0.95, true, 100 * MIB);
+        assertThat(governor.bytesPerSecond()).as("the first tick of a catch-up cuts").isEqualTo(70 * MIB);
+        for (int i = 0; i < CatchUpGovernor.IDLE_SAMPLE_TICKS - 1; i++) {
+            tick(governor, 0.2, true, 0); // a pause between reads still samples every tick
+        }
+        assertThat(readings.get()).isEqualTo(CatchUpGovernor.IDLE_SAMPLE_TICKS);
+        tick(governor, 0.2, true, 0);
+        tick(governor, 0.2, true, 0);
+        assertThat(readings.get()).as("idle again").isEqualTo(CatchUpGovernor.IDLE_SAMPLE_TICKS);
+    }
+
+    @Test
     void theThrottlePacesCatchUpAtTheGovernedRate() throws Exception {
         CatchUpGovernor governor = governor(0);
         tick(governor, 0.95, true, 40 * MIB); // cut to 28 MiB/s
