@@ -64,8 +64,9 @@ public final class CompactionBenchmark {
         long start = System.nanoTime();
         long nextReport = 5_000;
         List<long[]> trimMarks = new ArrayList<>();
-        System.out.printf("%6s %8s %6s %6s %12s %12s %8s %10s%n", "t(s)", "objects", "SSOs", "SOs", "ingestedMiB",
-                "rewrittenMiB", "ratio", "memPeakMiB");
+        System.out.printf("%6s %8s %6s %6s %12s %12s %8s %10s %14s %12s%n", "t(s)", "objects", "SSOs", "SOs", "ingestedMiB",
+                "rewrittenMiB", "ratio", "memPeakMiB", "compactorCpuMs",
+                "processCpuMs");
         long batchesPerSecond = (long) streamCount * rate / payload.length;
         long sent = 0;
         while (true) {
@@ -132,9 +133,27 @@ public final class CompactionBenchmark {
         long ssos = live.stream().filter(o -> o.type() == ObjectType.STREAM_SET).count();
         Compactor.Stats c = engine.compactor().stats();
         long rewritten = c.bytesWritten() + c.bytesCopied();
-        System.out.printf("%6.1f %8d %6d %6d %12.1f %12.1f %8.2f %10.1f%n", elapsedMs / 1000.0, live.size(), ssos,
+        System.out.printf("%6.1f %8d %6d %6d %12.1f %12.1f %8.2f %10.1f %14d %12d%n", elapsedMs / 1000.0, live.size(), ssos,
                 live.size() - ssos, ingested / 1048576.0, rewritten / 1048576.0,
-                ingested == 0 ? 0 : (double) rewritten / ingested, c.memoryPeakBytes() / 1048576.0);
+                ingested == 0 ? 0 : (double) rewritten / ingested, c.memoryPeakBytes() / 1048576.0, compactorCpuMs(),
+                processCpuMs());
+    }
+
+    /** CPU time of this process so far (ms): the engine's, the writer's and the JIT's. */
+    private static long processCpuMs() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getProcessCpuTime() / 1_000_000;
+    }
+
+    /** CPU time the compactor's own thread has used so far (ms; its object-store calls run on other threads). */
+    private static long compactorCpuMs() {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals("s3stream-compactor")) {
+                return threads.getThreadCpuTime(t.threadId()) / 1_000_000;
+            }
+        }
+        return -1;
     }
 
     /** Median and p99 latency (ms) of fetching the whole live range of 100 streams, 64 KiB at a time. */

@@ -146,6 +146,12 @@ final class ObjectWriter implements AutoCloseable {
             part = alloc.directBuffer(Math.min(partSizeBytes, 1 << 20));
             gauge.add(partSizeBytes);
         }
+        if (part.writableBytes() < block.readableBytes()) {
+            // Straight to the most a part holds (just under the part size, plus this block) rather than by the
+            // buffer's own growth: doubling to 4 MiB, then 4 MiB at a time, which copied a 16 MiB part about 2.5 times
+            // over (5 % of kafka-shell's CPU under 16-partition produce). A part under 1 MiB never grows.
+            part.capacity(Math.max(partSizeBytes + targetBlockBytes, part.writerIndex() + block.readableBytes()));
+        }
         part.writeBytes(block);
         gauge.remove(block.maxCapacity());
         block.release();
