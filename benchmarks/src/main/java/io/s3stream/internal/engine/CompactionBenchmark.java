@@ -64,9 +64,8 @@ public final class CompactionBenchmark {
         long start = System.nanoTime();
         long nextReport = 5_000;
         List<long[]> trimMarks = new ArrayList<>();
-        System.out.printf("%6s %8s %6s %6s %12s %12s %8s %10s %14s %12s%n", "t(s)", "objects", "SSOs", "SOs", "ingestedMiB",
-                "rewrittenMiB", "ratio", "memPeakMiB", "compactorCpuMs",
-                "processCpuMs");
+        System.out.printf("%6s %8s %6s %6s %12s %12s %8s %10s %14s %12s%n", "t(s)", "objects", "SSOs", "SOs",
+                "ingestedMiB", "rewrittenMiB", "ratio", "memPeakMiB", "compactorCpuMs", "processCpuMs");
         long batchesPerSecond = (long) streamCount * rate / payload.length;
         long sent = 0;
         while (true) {
@@ -133,8 +132,8 @@ public final class CompactionBenchmark {
         long ssos = live.stream().filter(o -> o.type() == ObjectType.STREAM_SET).count();
         Compactor.Stats c = engine.compactor().stats();
         long rewritten = c.bytesWritten() + c.bytesCopied();
-        System.out.printf("%6.1f %8d %6d %6d %12.1f %12.1f %8.2f %10.1f %14d %12d%n", elapsedMs / 1000.0, live.size(), ssos,
-                live.size() - ssos, ingested / 1048576.0, rewritten / 1048576.0,
+        System.out.printf("%6.1f %8d %6d %6d %12.1f %12.1f %8.2f %10.1f %14d %12d%n", elapsedMs / 1000.0,
+                live.size(), ssos, live.size() - ssos, ingested / 1048576.0, rewritten / 1048576.0,
                 ingested == 0 ? 0 : (double) rewritten / ingested, c.memoryPeakBytes() / 1048576.0, compactorCpuMs(),
                 processCpuMs());
     }
