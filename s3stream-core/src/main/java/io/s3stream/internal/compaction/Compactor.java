@@ -459,7 +459,8 @@ public final class Compactor implements AutoCloseable {
 
     ObjectWriter newWriter(long objectId) {
         int minPart = store.backend().minPartSizeBytes();
-        int partSize = (int) Math.max(minPart, Math.min(16L << 20, settings.memoryBytes() / 4));
+        // A whole number of 64 KiB, so that a store writing parts in place keeps each next part's offset aligned.
+        int partSize = (int) Math.max(minPart, Math.min(16L << 20, settings.memoryBytes() / 4) & -(64L << 10));
         return new ObjectWriter(store, alloc, ObjectKeys.dataKey(objectId), partSize, minPart,
                 settings.blockSizeBytes(), Math.max(1, settings.concurrency() / 2), gauge, throttle);
     }

@@ -157,20 +157,33 @@ final class ObjectWriter implements AutoCloseable {
         block.release();
         block = null;
         if (part.readableBytes() >= partSizeBytes) {
-            uploadPart();
+            uploadPart(partSizeBytes);
         }
     }
 
-    private void uploadPart() {
-        ByteBuf data = part;
-        part = null;
+    /**
+     * Uploads the first {@code length} bytes of the part being filled as the next part and keeps the rest as the start
+     * of a new one. Full parts are cut at exactly the part size, not at a block's end: a store that writes parts in
+     * place (the file store) can then put every next part at a page-aligned offset.
+     */
+    private void uploadPart(int length) {
+        // The part stays this writer's (close() releases it) until it is handed to the upload.
         if (upload == null) {
             upload = store.startMultipart(key).join();
         }
         while (inflight.size() >= maxInflightParts) {
             inflight.poll().join();
         }
-        throttle.acquire(data.readableBytes());
+        throttle.acquire(length);
+        ByteBuf data = part;
+        part = null;
+        int carry = data.readableBytes() - length;
+        if (carry > 0) { // at most a block
+            part = alloc.directBuffer(Math.min(partSizeBytes, 1 << 20));
+            gauge.add(partSizeBytes);
+            part.writeBytes(data, data.readerIndex() + length, carry);
+            data.writerIndex(data.readerIndex() + length);
+        }
         inflight.add(store.uploadPart(upload, nextPart++, data).whenComplete((v, e) -> {
             gauge.remove(partSizeBytes);
             data.release();
@@ -187,7 +200,7 @@ final class ObjectWriter implements AutoCloseable {
             return true;
         }
         if (part.readableBytes() >= minPartSizeBytes) {
-            uploadPart();
+            uploadPart(part.readableBytes());
             return true;
         }
         return false;

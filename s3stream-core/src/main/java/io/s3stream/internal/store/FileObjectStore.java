@@ -61,10 +61,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * operations in flight and refuses new ones.
  *
  * <h2>Multipart uploads</h2>
- * Parts are files in {@code <dir>/.s3stream-multipart/<uploadId>/}; {@code complete} concatenates them in part
- * number order into a temporary file that it renames over the target. As on S3, every part but the last must hold
- * at least {@link #minPartSizeBytes()} bytes. Staging directories of uploads abandoned by a crashed process are not
- * reclaimed automatically.
+ * An upload stages in {@code <dir>/.s3stream-multipart/<uploadId>/}. Parts that arrive in number order are written in
+ * place, each at its offset in one file that becomes the object, which {@code complete} publishes without copying a
+ * byte; any other part (out of order, uploaded again, or after a part whose length breaks the direct-IO alignment) is a
+ * file of its own, and {@code complete} then concatenates all parts in number order into a new file
+ * ({@link FileMultipartUpload} has the details). As on S3, every part but the last must hold at least
+ * {@link #minPartSizeBytes()} bytes. Staging directories of uploads abandoned by a crashed process are not reclaimed
+ * automatically.
  */
 public final class FileObjectStore implements ObjectStore {
     /** Names starting with this are the store's own (temporary files, staging) and never keys. */
@@ -501,6 +504,39 @@ public final class FileObjectStore implements ObjectStore {
                 throw e;
             }
             return temp;
+        }
+    }
+
+    /**
+     * Writes into {@code file} (created if missing, in an existing directory) through {@code writer} and forces its
+     * data: a part written in place into its multipart upload's object. The {@code length} bytes must leave the
+     * {@link SpaceReserve} free.
+     */
+    void writeInto(String key, Path file, long length, ContentWriter writer) throws IOException {
+        try (SpaceReserve.Claim _ = reserve.claim("write", key, length);
+             FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+            writer.write(channel, file);
+            channel.force(false);
+        }
+    }
+
+    /**
+     * Links {@code file} under a temporary name in {@code dir}, creating the directory as {@link #writeTemp} does, so
+     * that {@link #publishByRename} can publish it while {@code file} keeps its own name until the caller removes it.
+     */
+    Path linkTemp(String key, Path dir, Path file) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            Path temp = dir.resolve(TEMP_PREFIX + UUID.randomUUID());
+            try {
+                ensureDirectory(key, dir);
+                Files.createLink(temp, file);
+                return temp;
+            } catch (NoSuchFileException e) {
+                if (attempt < DIRECTORY_RACE_ATTEMPTS && Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+                    continue; // a concurrent delete removed the emptied directory
+                }
+                throw e;
+            }
         }
     }
 

@@ -114,21 +114,40 @@ final class ObjectFileIo {
 
     /** Writes {@code bytes} at the start of the new file {@code file}, open as {@code channel}. */
     void writeAll(ByteBuf bytes, FileChannel channel, Path file) throws IOException {
+        write(bytes, channel, file, 0, true);
+    }
+
+    /**
+     * Writes {@code bytes} at {@code position} of {@code file}, open as {@code channel}, a file whose other ranges
+     * other writers may be filling: a part written in place into its multipart upload's object. With direct IO the
+     * position must be a multiple of {@link #ALIGNMENT}, and the range's last page is padded with zeros, so the caller
+     * owns the file up to the next multiple of the alignment and cuts the file to its length once it is whole.
+     */
+    void writeAt(ByteBuf bytes, FileChannel channel, Path file, long position) throws IOException {
+        write(bytes, channel, file, position, false);
+    }
+
+    /** Whether a write or copy into a file may start at {@code position} ({@link #writeAt}, {@link #copyAt}). */
+    boolean canWriteAt(long position) {
+        return !direct || position % ALIGNMENT == 0;
+    }
+
+    private void write(ByteBuf bytes, FileChannel channel, Path file, long position, boolean cut) throws IOException {
         int index = bytes.readerIndex();
         int length = bytes.readableBytes();
         if (!direct || length < DIRECT_MIN_BYTES) {
             transferSliced(channel, length,
-                    (done, max) -> bytes.getBytes(index + (int) done, channel, done, (int) max));
+                    (done, max) -> bytes.getBytes(index + (int) done, channel, position + done, (int) max));
             return;
         }
-        try (DirectSink sink = new DirectSink(file, length)) {
+        try (DirectSink sink = new DirectSink(file, position, length)) {
             int done = 0;
             while (done < length) {
                 int n = Math.min(sink.room(), length - done);
                 sink.put(bytes, index + done, n);
                 done += n;
             }
-            sink.finish(channel);
+            sink.finish(channel, cut);
         }
     }
 
@@ -138,7 +157,7 @@ final class ObjectFileIo {
 
     /**
      * Writes the sources' ranges one after the other at the start of the new file {@code file}, open as
-     * {@code channel}: a part copy (one range of an object) or a multipart completion (every part whole). With direct
+     * {@code channel}: a part copy (one range of an object) or a multipart completion (its parts). With direct
      * IO the ranges are read and the file written with {@code O_DIRECT}, a slice per request, one slice of the store
      * at a time, as a large write and a large direct read are: a copy through the page cache would read its source
      * with the kernel's read-ahead (4 MiB requests, two at a time on the machine of benchmarks/README.md), holding the
@@ -148,11 +167,25 @@ final class ObjectFileIo {
      * @throws NoSuchFileException if a source does not exist
      */
     void copy(List<CopySource> sources, FileChannel channel, Path file) throws IOException {
+        copy(sources, channel, file, 0, true);
+    }
+
+    /**
+     * {@link #copy}, into {@code position} of a file that other writers may share, under the terms of
+     * {@link #writeAt}.
+     */
+    void copyAt(List<CopySource> sources, FileChannel channel, Path file, long position) throws IOException {
+        copy(sources, channel, file, position, false);
+    }
+
+    private void copy(List<CopySource> sources, FileChannel channel, Path file, long position, boolean cut)
+            throws IOException {
         long length = 0;
         for (CopySource source : sources) {
             length += source.length();
         }
         if (!direct) {
+            channel.position(position); // transferTo writes at the channel's position
             for (CopySource source : sources) {
                 try (FileChannel in = FileChannel.open(source.path(), StandardOpenOption.READ)) {
                     transferSliced(channel, source.length(), (done, max) -> {
@@ -167,7 +200,7 @@ final class ObjectFileIo {
             return;
         }
         boolean sliced = length > SLICE_BYTES;
-        try (DirectSink sink = new DirectSink(file, length)) {
+        try (DirectSink sink = new DirectSink(file, position, length)) {
             // The pages around a range of at most a slice: one page more than the slice.
             ByteBuf memory = PooledByteBufAllocator.DEFAULT.directBuffer(sink.sliceBytes() + 2 * ALIGNMENT);
             try {
@@ -175,7 +208,7 @@ final class ObjectFileIo {
             } finally {
                 memory.release();
             }
-            sink.finish(channel);
+            sink.finish(channel, cut);
         }
     }
 
@@ -308,12 +341,13 @@ final class ObjectFileIo {
     }
 
     /**
-     * Object bytes on their way into a new file with {@code O_DIRECT}, put at most {@link #room()} at a time: each full
-     * slice is written at its aligned position and, but the last, forced, holding the store's slice turn while it
-     * reaches the device (see "Slices"); {@link #finish} writes the rest padded to the alignment and cuts the file back
-     * to its length, which the caller then forces.
+     * Object bytes on their way into a file with {@code O_DIRECT} from an aligned position on, put at most
+     * {@link #room()} at a time: each full slice is written at its aligned position and, but the last, forced, holding
+     * the store's slice turn while it reaches the device (see "Slices"); {@link #finish} writes the rest padded to the
+     * alignment and, for a new file, cuts the file back to its length, which the caller then forces.
      */
     private final class DirectSink implements AutoCloseable {
+        private final long position;
         private final long length;
         private final boolean sliced;
         private final ByteBuf memory;
@@ -321,7 +355,11 @@ final class ObjectFileIo {
         private final FileChannel out;
         private long written;
 
-        DirectSink(Path file, long length) throws IOException {
+        DirectSink(Path file, long position, long length) throws IOException {
+            if (position % ALIGNMENT != 0) {
+                throw new IllegalArgumentException("direct write at " + position + ", not a multiple of " + ALIGNMENT);
+            }
+            this.position = position;
             this.length = length;
             this.sliced = length > SLICE_BYTES;
             // A slice, or the length rounded up to the alignment if smaller.
@@ -365,8 +403,8 @@ final class ObjectFileIo {
             }
         }
 
-        /** Writes what is left, padded, and cuts the file given as {@code channel} back to the length. */
-        void finish(FileChannel channel) throws IOException {
+        /** Writes what is left, padded, and if {@code cut} cuts the file given as {@code channel} back to the length. */
+        void finish(FileChannel channel, boolean cut) throws IOException {
             if (slice.position() > 0) {
                 int padded = roundUp(slice.position());
                 while (slice.position() < padded) {
@@ -375,8 +413,8 @@ final class ObjectFileIo {
                 slice.limit(padded);
                 write(false);
             }
-            if (channel.size() != length) {
-                channel.truncate(length); // the padding of the last page
+            if (cut && channel.size() != position + length) {
+                channel.truncate(position + length); // the padding of the last page
             }
         }
 
@@ -387,7 +425,7 @@ final class ObjectFileIo {
             }
             try {
                 while (slice.hasRemaining()) {
-                    out.write(slice, written + slice.position());
+                    out.write(slice, position + written + slice.position());
                 }
                 if (force) {
                     out.force(false);

@@ -10,6 +10,8 @@ import io.s3stream.testing.ObjectStoreContractTest;
 import io.s3stream.testing.SmallFileSystem;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -350,5 +352,136 @@ class FileObjectStoreTest extends ObjectStoreContractTest {
         assertThat(joined.length).isEqualTo(first.length + copied.length + 10);
         assertThat(java.util.Arrays.copyOfRange(joined, 0, first.length)).isEqualTo(first);
         assertThat(java.util.Arrays.copyOfRange(joined, first.length, first.length + copied.length)).isEqualTo(copied);
+    }
+
+    // --------------------------------------------------------------------------------------------------------------
+    // multipart parts in place
+
+    /** The staging directory of the only upload in progress under {@code root}. */
+    private static Path staging(Path root) throws IOException {
+        try (Stream<Path> uploads = Files.list(root.resolve(FileObjectStore.STAGING_DIR))) {
+            return uploads.collect(java.util.stream.Collectors.toList()).getFirst();
+        }
+    }
+
+    private static List<String> names(Path dir) throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+    }
+
+    private static Object inode(Path file) throws IOException {
+        return Files.getAttribute(file, "unix:ino");
+    }
+
+    @ParameterizedTest(name = "directWrites={0}")
+    @ValueSource(booleans = {true, false})
+    void partsInNumberOrderAreWrittenInPlaceAndPublishedWithoutACopy(boolean directWrites) throws IOException {
+        int page = ObjectFileIo.ALIGNMENT;
+        try (FileObjectStore small = FileObjectStore.open(root, 64 << 10, -1, directWrites)) {
+            byte[] p1 = bytes(64 * page);
+            byte[] p2 = bytes(80 * page); // over the direct-IO minimum, a whole number of pages
+            byte[] p3 = bytes(1234);
+            ObjectStore.MultipartUpload upload = await(small.startMultipart("inplace/object"));
+            uploadPart(upload, 1, p1);
+            await(upload.uploadPartCopy(2, seed(small, p2), 0, p2.length));
+            uploadPart(upload, 3, p3);
+            Path staging = staging(root);
+            assertThat(names(staging)).as("no part files: every part went into the object file")
+                    .containsExactly(FileObjectStore.RESERVED_PREFIX + "object");
+            Object staged = inode(staging.resolve(FileObjectStore.RESERVED_PREFIX + "object"));
+            await(upload.complete());
+            assertThat(drain(await(small.get("inplace/object")))).isEqualTo(concat(p1, p2, p3));
+            assertThat(inode(root.resolve("inplace/object"))).as("the staged file itself became the object")
+                    .isEqualTo(staged);
+            assertThat(Files.exists(staging)).isFalse();
+            assertThat(await(small.list("inplace/"))).hasSize(1);
+        }
+    }
+
+    /** Puts {@code payload} under a fresh key of {@code small} and returns the key. */
+    private static String seed(ObjectStore small, byte[] payload) {
+        String key = "seed/" + UUID.randomUUID();
+        ByteBuf data = Unpooled.wrappedBuffer(payload);
+        try {
+            await(small.put(key, data));
+        } finally {
+            data.release();
+        }
+        return key;
+    }
+
+    @ParameterizedTest(name = "directWrites={0}")
+    @ValueSource(booleans = {true, false})
+    void partsOutOfOrderOrUnalignedAreConcatenatedInstead(boolean directWrites) throws IOException {
+        int page = ObjectFileIo.ALIGNMENT;
+        try (FileObjectStore small = FileObjectStore.open(root, 64 << 10, -1, directWrites)) {
+            // Out of order: part 2 first ends the in-place sequence; part 1 still goes in place.
+            byte[] a1 = bytes(32 * page);
+            byte[] a2 = bytes(20 * page + 7);
+            ObjectStore.MultipartUpload out = await(small.startMultipart("fallback/order"));
+            uploadPart(out, 2, a2);
+            uploadPart(out, 1, a1);
+            uploadPart(out, 3, bytes(0));
+            assertThat(names(staging(root))).contains("00002", "00003");
+            await(out.complete());
+            assertThat(drain(await(small.get("fallback/order")))).isEqualTo(concat(a1, a2));
+
+            // A first part that is not a whole number of pages: with direct IO the next part cannot follow it in
+            // place (its write would pad over the next part's first bytes).
+            byte[] b1 = bytes(32 * page + 3);
+            byte[] b2 = bytes(100);
+            ObjectStore.MultipartUpload unaligned = await(small.startMultipart("fallback/unaligned"));
+            uploadPart(unaligned, 1, b1);
+            uploadPart(unaligned, 2, b2);
+            List<String> staged = names(staging(root));
+            if (small.fileIo.direct()) {
+                assertThat(staged).containsExactly(FileObjectStore.RESERVED_PREFIX + "object", "00002");
+            } else {
+                assertThat(staged).containsExactly(FileObjectStore.RESERVED_PREFIX + "object");
+            }
+            await(unaligned.complete());
+            assertThat(drain(await(small.get("fallback/unaligned")))).isEqualTo(concat(b1, b2));
+        }
+    }
+
+    @ParameterizedTest(name = "directWrites={0}")
+    @ValueSource(booleans = {true, false})
+    void aPartUploadedAgainReplacesItsBytesInPlace(boolean directWrites) throws IOException {
+        int page = ObjectFileIo.ALIGNMENT;
+        try (FileObjectStore small = FileObjectStore.open(root, 64 << 10, -1, directWrites)) {
+            byte[] p1 = bytes(32 * page);
+            byte[] p2 = bytes(32 * page);
+            byte[] p2again = bytes(16 * page + 5); // shorter: the in-place range would be wrong for it
+            byte[] p3 = bytes(99);
+            ObjectStore.MultipartUpload upload = await(small.startMultipart("again/object"));
+            uploadPart(upload, 1, p1);
+            uploadPart(upload, 2, p2);
+            uploadPart(upload, 3, p3);
+            uploadPart(upload, 2, p2again);
+            assertThat(names(staging(root))).as("the retry is a file of its own")
+                    .containsExactly(FileObjectStore.RESERVED_PREFIX + "object", "00002");
+            await(upload.complete());
+            assertThat(drain(await(small.get("again/object")))).isEqualTo(concat(p1, p2again, p3));
+        }
+    }
+
+    @Test
+    void aCompleteRefusedInPlaceCanBeRetried() throws IOException {
+        try (FileObjectStore small = FileObjectStore.open(root, 64 << 10)) {
+            byte[] only = bytes(100 << 10);
+            ObjectStore.MultipartUpload upload = await(small.startMultipart("blocked"));
+            uploadPart(upload, 1, only);
+            ByteBuf blocker = Unpooled.wrappedBuffer(bytes(10));
+            try {
+                await(small.put("blocked/child", blocker)); // the key is now a directory
+            } finally {
+                blocker.release();
+            }
+            assertThat(failure(upload.complete())).isInstanceOf(ObjectStoreException.class);
+            await(small.delete(List.of("blocked/child")));
+            await(upload.complete());
+            assertThat(drain(await(small.get("blocked")))).isEqualTo(only);
+        }
     }
 }

@@ -1,0 +1,166 @@
+package io.s3stream.internal.compaction;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.s3stream.internal.format.DecodedBatch;
+import io.s3stream.internal.format.ObjectReader;
+import io.s3stream.internal.store.FileObjectStore;
+import io.s3stream.internal.store.ObjectStorage;
+import io.s3stream.spi.ObjectInfo;
+import io.s3stream.spi.ObjectStore;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The object a compaction output writer leaves, and the parts it cuts on the way. */
+class ObjectWriterTest {
+    private static final int MIN_PART = 64 << 10;
+    private static final int PART = 2 * MIN_PART;
+    private static final int BLOCK = 48 << 10;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void fullPartsAreCutAtExactlyThePartSizeWhateverTheBlocks() {
+        ConcurrentMap<Integer, Integer> partLengths = new ConcurrentHashMap<>();
+        Random random = new Random(17);
+        try (FileObjectStore files = FileObjectStore.open(dir, MIN_PART);
+             ObjectStorage store = new ObjectStorage(recordingParts(files, partLengths),
+                     ObjectStorage.RetryPolicy.defaults(), ObjectStorage.Settings.defaults().withCostLogInterval(null))) {
+            MemoryGauge gauge = new MemoryGauge();
+            List<byte[]> payloads = new java.util.ArrayList<>();
+            try (ObjectWriter writer = new ObjectWriter(store, PooledByteBufAllocator.DEFAULT, "out", PART, MIN_PART,
+                    BLOCK, 2, gauge, new Throttle(1L << 40))) {
+                // Two streams, batches of uneven sizes: blocks end anywhere, about 4.5 parts in all.
+                long offset = 0;
+                for (int i = 0; i < 60; i++) {
+                    byte[] payload = new byte[1000 + random.nextInt(9000)];
+                    random.nextBytes(payload);
+                    payloads.add(payload);
+                    writer.addBatch(i < 30 ? 1 : 2, i < 30 ? offset : offset - 30 * 2, 2, ByteBuffer.wrap(payload));
+                    offset += 2;
+                }
+                writer.finish();
+            }
+            assertThat(gauge.inUse()).as("every buffer given back").isZero();
+            int parts = partLengths.size();
+            assertThat(parts).isGreaterThan(2);
+            for (int n = 1; n < parts; n++) {
+                assertThat(partLengths.get(n)).as("part %d", n).isEqualTo(PART);
+            }
+            ByteBuf object = store.backend().get("out").join();
+            try {
+                ObjectReader reader = ObjectReader.of(object, "out");
+                List<byte[]> read = new java.util.ArrayList<>();
+                for (long stream : new long[] {1, 2}) {
+                    for (DecodedBatch batch : reader.read(stream, 0, 60)) {
+                        byte[] bytes = new byte[batch.payload().readableBytes()];
+                        batch.payload().getBytes(batch.payload().readerIndex(), bytes);
+                        read.add(bytes);
+                    }
+                }
+                assertThat(read).containsExactlyElementsOf(payloads);
+            } finally {
+                object.release();
+            }
+        }
+    }
+
+    /** {@code store}, recording the length of each part uploaded, by part number. */
+    private static ObjectStore recordingParts(ObjectStore store, ConcurrentMap<Integer, Integer> lengths) {
+        return new ObjectStore() {
+            @Override
+            public CompletableFuture<Void> put(String key, ByteBuf data) {
+                return store.put(key, data);
+            }
+
+            @Override
+            public CompletableFuture<Boolean> putIfAbsent(String key, ByteBuf data) {
+                return store.putIfAbsent(key, data);
+            }
+
+            @Override
+            public CompletableFuture<ByteBuf> get(String key, long position, int length) {
+                return store.get(key, position, length);
+            }
+
+            @Override
+            public CompletableFuture<ByteBuf> get(String key) {
+                return store.get(key);
+            }
+
+            @Override
+            public CompletableFuture<Optional<ObjectInfo>> head(String key) {
+                return store.head(key);
+            }
+
+            @Override
+            public CompletableFuture<List<ObjectInfo>> list(String prefix) {
+                return store.list(prefix);
+            }
+
+            @Override
+            public CompletableFuture<Void> delete(Collection<String> keys) {
+                return store.delete(keys);
+            }
+
+            @Override
+            public CompletableFuture<MultipartUpload> startMultipart(String key) {
+                return store.startMultipart(key).thenApply(upload -> new MultipartUpload() {
+                    @Override
+                    public String key() {
+                        return upload.key();
+                    }
+
+                    @Override
+                    public CompletableFuture<Void> uploadPart(int partNumber, ByteBuf data) {
+                        lengths.put(partNumber, data.readableBytes());
+                        return upload.uploadPart(partNumber, data);
+                    }
+
+                    @Override
+                    public CompletableFuture<Void> uploadPartCopy(int partNumber, String sourceKey, long position,
+                                                                  long length) {
+                        return upload.uploadPartCopy(partNumber, sourceKey, position, length);
+                    }
+
+                    @Override
+                    public CompletableFuture<Void> complete() {
+                        return upload.complete();
+                    }
+
+                    @Override
+                    public CompletableFuture<Void> abort() {
+                        return upload.abort();
+                    }
+                });
+            }
+
+            @Override
+            public int minPartSizeBytes() {
+                return store.minPartSizeBytes();
+            }
+
+            @Override
+            public String description() {
+                return "recording " + store.description();
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+}
