@@ -90,6 +90,7 @@ public final class FileObjectStore implements ObjectStore {
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final SpaceReserve reserve;
+    private final FileListing listing;
 
     private FileObjectStore(Path root, int minPartSizeBytes, long reserveBytes, boolean directWrites)
             throws IOException {
@@ -98,6 +99,7 @@ public final class FileObjectStore implements ObjectStore {
         this.description = "file://" + root;
         this.minPartSizeBytes = minPartSizeBytes;
         this.reserve = SpaceReserve.of(description, root, reserveBytes);
+        this.listing = new FileListing(root, description);
     }
 
     /**
@@ -273,11 +275,11 @@ public final class FileObjectStore implements ObjectStore {
     public CompletableFuture<List<ObjectInfo>> list(String prefix) {
         Path start;
         try {
-            start = listStart(prefix);
+            start = listing.start(prefix);
         } catch (ObjectStoreException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return submit("list", prefix, () -> walk(prefix, start));
+        return submit("list", prefix, () -> listing.walk(prefix, start));
     }
 
     @Override
@@ -366,35 +368,6 @@ public final class FileObjectStore implements ObjectStore {
         return root.resolve(FileKeys.encodePath(key));
     }
 
-    /** The deepest directory every key with {@code prefix} lives under. */
-    private Path listStart(String prefix) {
-        if (prefix == null) {
-            throw new ObjectStoreException(description + ": list prefix must not be null", false);
-        }
-        int slash = prefix.lastIndexOf('/');
-        if (slash < 0) {
-            return root;
-        }
-        String directory = prefix.substring(0, slash);
-        String problem = FileKeys.keyProblem(directory);
-        if (problem != null) {
-            throw new ObjectStoreException(description + ": unsafe list prefix '" + FileKeys.printable(prefix) + "': " + problem,
-                    false);
-        }
-        return root.resolve(FileKeys.encodePath(directory));
-    }
-
-    private String keyOf(Path file) {
-        StringBuilder key = new StringBuilder();
-        for (Path name : root.relativize(file)) {
-            if (!key.isEmpty()) {
-                key.append('/');
-            }
-            key.append(FileKeys.decodeName(name.toString()));
-        }
-        return key.toString();
-    }
-
     /** Whether some ancestor of {@code target} below the root is an object (a regular file), hiding the target. */
     private boolean blockedByObject(Path target) {
         for (Path p = target.getParent(); p != null && p.startsWith(root) && !p.equals(root); p = p.getParent()) {
@@ -411,7 +384,7 @@ public final class FileObjectStore implements ObjectStore {
     }
 
     private ObjectStoreException parentIsObject(String key, Path dir) {
-        return new ObjectStoreException(description + ": cannot write '" + key + "': the object '" + keyOf(dir)
+        return new ObjectStoreException(description + ": cannot write '" + key + "': the object '" + listing.keyOf(dir)
                 + "' exists, and a file store cannot hold an object and a key prefix of the same name", false);
     }
 
@@ -737,56 +710,6 @@ public final class FileObjectStore implements ObjectStore {
 
     ObjectNotFoundException notFound(String key) {
         return new ObjectNotFoundException(description + ": no object '" + key + "'");
-    }
-
-    private List<ObjectInfo> walk(String prefix, Path start) throws IOException {
-        List<ObjectInfo> found = new ArrayList<>();
-        if (!Files.isDirectory(start, LinkOption.NOFOLLOW_LINKS)) {
-            return found;
-        }
-        Files.walkFileTree(start, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attributes) {
-                if (dir.equals(start)) {
-                    return FileVisitResult.CONTINUE;
-                }
-                if (dir.getFileName().toString().startsWith(RESERVED_PREFIX)) {
-                    return FileVisitResult.SKIP_SUBTREE;
-                }
-                String dirPrefix = keyOf(dir) + "/";
-                boolean relevant = dirPrefix.startsWith(prefix) || prefix.startsWith(dirPrefix);
-                return relevant ? FileVisitResult.CONTINUE : FileVisitResult.SKIP_SUBTREE;
-            }
-
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) {
-                if (attributes.isRegularFile() && !file.getFileName().toString().startsWith(RESERVED_PREFIX)) {
-                    String key = keyOf(file);
-                    if (key.startsWith(prefix)) {
-                        found.add(new ObjectInfo(key, attributes.size(), attributes.lastModifiedTime().toMillis()));
-                    }
-                }
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-                if (e instanceof NoSuchFileException) {
-                    return FileVisitResult.CONTINUE; // deleted while we walked
-                }
-                throw e;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
-                if (e != null && !(e instanceof NoSuchFileException)) {
-                    throw e;
-                }
-                return FileVisitResult.CONTINUE;
-            }
-        });
-        found.sort((a, b) -> StoreSupport.compareKeys(a.key(), b.key()));
-        return found;
     }
 
     static void deleteRecursively(Path dir) throws IOException {
