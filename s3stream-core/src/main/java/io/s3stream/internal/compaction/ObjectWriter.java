@@ -143,8 +143,7 @@ final class ObjectWriter implements AutoCloseable {
         entries.add(new IndexEntry(blockStream, blockStart, blockEnd, (int) (blockEnd - blockStart), written, size));
         written += size;
         if (part == null) {
-            part = alloc.directBuffer(Math.min(partSizeBytes, 1 << 20));
-            gauge.add(partSizeBytes);
+            newPart();
         }
         if (part.writableBytes() < block.readableBytes()) {
             // Straight to the most a part holds (just under the part size, plus this block) rather than by the
@@ -159,6 +158,12 @@ final class ObjectWriter implements AutoCloseable {
         if (part.readableBytes() >= partSizeBytes) {
             uploadPart(partSizeBytes);
         }
+    }
+
+    /** Starts the next part's buffer, counted at the part size it may grow to. */
+    private void newPart() {
+        part = alloc.directBuffer(Math.min(partSizeBytes, 1 << 20));
+        gauge.add(partSizeBytes);
     }
 
     /**
@@ -179,8 +184,7 @@ final class ObjectWriter implements AutoCloseable {
         part = null;
         int carry = data.readableBytes() - length;
         if (carry > 0) { // at most a block
-            part = alloc.directBuffer(Math.min(partSizeBytes, 1 << 20));
-            gauge.add(partSizeBytes);
+            newPart();
             part.writeBytes(data, data.readerIndex() + length, carry);
             data.writerIndex(data.readerIndex() + length);
         }
