@@ -41,8 +41,8 @@ import java.util.concurrent.CompletableFuture;
  *
  * <h2>Durability</h2>
  * Each part's bytes are forced when its upload completes; the object file and its directory are forced when the
- * upload completes. The staging file is never visible under a key, and an upload whose process dies is abandoned with
- * its staging directory, as before.
+ * upload completes. The staging file is never visible under a key; an upload whose process dies leaves its staging
+ * directory, which a later open of the store deletes once it is a day old ({@link AbandonedUploads}).
  *
  * <p>Design note: the staging directory is created by {@code startMultipart} and never by a part upload, so a
  * part that arrives after {@code abort} fails instead of resurrecting the upload.

@@ -22,6 +22,7 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
@@ -66,8 +67,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * byte; any other part (out of order, uploaded again, or after a part whose length breaks the direct-IO alignment) is a
  * file of its own, and {@code complete} then concatenates all parts in number order into a new file
  * ({@link FileMultipartUpload} has the details). As on S3, every part but the last must hold at least
- * {@link #minPartSizeBytes()} bytes. Staging directories of uploads abandoned by a crashed process are not reclaimed
- * automatically.
+ * {@link #minPartSizeBytes()} bytes. Opening the store deletes the staging directories of uploads a crashed process
+ * abandoned: those unchanged for {@link AbandonedUploads#ABANDONED_AFTER} (S3 needs a lifecycle rule for the same).
  */
 public final class FileObjectStore implements ObjectStore {
     /** Names starting with this are the store's own (temporary files, staging) and never keys. */
@@ -145,6 +146,7 @@ public final class FileObjectStore implements ObjectStore {
         } catch (IOException e) {
             throw new ObjectStoreException("file object store: directory " + root + " is not writable: " + e, e, false);
         }
+        AbandonedUploads.reclaim(root.resolve(STAGING_DIR), Instant.now());
         try {
             return new FileObjectStore(root, minPartSizeBytes, reserveBytes, directWrites);
         } catch (IOException e) {

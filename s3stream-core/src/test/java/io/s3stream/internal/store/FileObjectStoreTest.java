@@ -3,6 +3,7 @@ package io.s3stream.internal.store;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.s3stream.spi.ObjectNotFoundException;
+import io.s3stream.spi.ObjectInfo;
 import io.s3stream.spi.ObjectKeys;
 import io.s3stream.spi.ObjectStore;
 import io.s3stream.spi.ObjectStoreException;
@@ -17,8 +18,11 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -222,6 +226,39 @@ class FileObjectStoreTest extends ObjectStoreContractTest {
         assertThat(putIfAbsent("x/y", payload)).isTrue();
         assertThat(getBytes("x/y")).isEqualTo(payload);
         assertThat(listKeys("x/")).containsExactly("x/other", "x/y");
+    }
+
+    @Test
+    void openingReclaimsUploadsAbandonedForADayAndNoOther() throws IOException {
+        put("x/object", bytes(5));
+        Path stagingRoot = root.resolve(FileObjectStore.STAGING_DIR);
+        FileTime dayAndHourAgo = FileTime.from(Instant.now().minus(AbandonedUploads.ABANDONED_AFTER).minusSeconds(3600));
+        // A crashed process's upload: nothing in it changed for longer than a day.
+        Path abandoned = Files.createDirectories(stagingRoot.resolve(UUID.randomUUID().toString()));
+        Files.setLastModifiedTime(Files.write(abandoned.resolve("00001"), bytes(100)), dayAndHourAgo);
+        Files.setLastModifiedTime(abandoned, dayAndHourAgo);
+        // An old directory whose latest part is recent: alive.
+        Path slow = Files.createDirectories(stagingRoot.resolve(UUID.randomUUID().toString()));
+        Files.setLastModifiedTime(Files.write(slow.resolve("00001"), bytes(100)), dayAndHourAgo);
+        Files.write(slow.resolve("00002"), bytes(100));
+        Files.setLastModifiedTime(slow, dayAndHourAgo);
+        // An upload in progress in this store while another process opens the same directory.
+        ObjectStore.MultipartUpload inProgress = await(store.startMultipart("x/multipart"));
+        byte[] part = bytes(store.minPartSizeBytes());
+        uploadPart(inProgress, 1, part);
+
+        try (ObjectStore other = ObjectStores.open(root.toUri().toString())) {
+            assertThat(Files.exists(abandoned)).isFalse();
+            assertThat(Files.exists(slow)).isTrue();
+            try (Stream<Path> uploads = Files.list(stagingRoot)) {
+                assertThat(uploads).hasSize(2);
+            }
+            uploadPart(inProgress, 2, bytes(10));
+            await(inProgress.complete());
+            assertThat(await(other.head("x/multipart"))).map(ObjectInfo::sizeBytes).contains((long) part.length + 10);
+        }
+        assertThat(listKeys("")).containsExactly("x/multipart", "x/object");
+        assertThat(Arrays.copyOf(getBytes("x/multipart"), part.length)).isEqualTo(part);
     }
 
     @Test

@@ -1,0 +1,102 @@
+package io.s3stream.internal.store;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * Reclaims the staging directories of {@link FileObjectStore} multipart uploads that a crashed process left behind,
+ * as an S3 lifecycle rule aborts incomplete uploads: a directory none of whose entries (the parts, the file written in
+ * place) has been modified for {@link #ABANDONED_AFTER} is deleted. No upload a live process drives stays idle that
+ * long (the engine's uploads last seconds to minutes), so several processes sharing the directory may each reclaim
+ * at open without touching each other's uploads in progress.
+ */
+final class AbandonedUploads {
+    /** An upload whose staging directory has not changed for this long is abandoned. */
+    static final Duration ABANDONED_AFTER = Duration.ofHours(24);
+
+    private static final System.Logger LOG = System.getLogger(FileObjectStore.class.getName());
+
+    private AbandonedUploads() {
+    }
+
+    /**
+     * Deletes the staging directories under {@code stagingRoot} last modified before {@code now} minus
+     * {@link #ABANDONED_AFTER}. Never fails: a directory that cannot be read or deleted is logged and left for the next
+     * open, since a leftover only costs space.
+     *
+     * @return how many staging directories were deleted
+     */
+    static int reclaim(Path stagingRoot, Instant now) {
+        if (!Files.isDirectory(stagingRoot)) {
+            return 0;
+        }
+        Instant cutoff = now.minus(ABANDONED_AFTER);
+        int reclaimed = 0;
+        long bytes = 0;
+        try (DirectoryStream<Path> uploads = Files.newDirectoryStream(stagingRoot)) {
+            for (Path upload : uploads) {
+                try {
+                    Usage usage = usage(upload);
+                    if (usage == null || !usage.lastModified.toInstant().isBefore(cutoff)) {
+                        continue;
+                    }
+                    FileObjectStore.deleteRecursively(upload);
+                    reclaimed++;
+                    bytes += usage.bytes;
+                } catch (IOException e) {
+                    LOG.log(System.Logger.Level.WARNING, "file object store: cannot reclaim the abandoned multipart"
+                            + " upload " + upload + " (left for the next open): " + e);
+                }
+            }
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "file object store: cannot list the multipart staging directory "
+                    + stagingRoot + ": " + e);
+        }
+        if (reclaimed > 0) {
+            LOG.log(System.Logger.Level.INFO, "file object store: reclaimed " + reclaimed + " multipart upload(s)"
+                    + " abandoned for more than " + ABANDONED_AFTER.toHours() + " h (" + bytes + " bytes) in "
+                    + stagingRoot);
+        }
+        return reclaimed;
+    }
+
+    private record Usage(FileTime lastModified, long bytes) {
+    }
+
+    /** The newest modification time of a staging directory and its entries, and their size; null if it vanished. */
+    private static Usage usage(Path upload) throws IOException {
+        FileTime newest;
+        try {
+            if (!Files.isDirectory(upload)) {
+                return null; // not a staging directory: the store never creates files here
+            }
+            newest = Files.getLastModifiedTime(upload);
+        } catch (NoSuchFileException e) {
+            return null; // completed or aborted just now
+        }
+        long bytes = 0;
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(upload)) {
+            for (Path entry : entries) {
+                try {
+                    FileTime modified = Files.getLastModifiedTime(entry);
+                    if (modified.compareTo(newest) > 0) {
+                        newest = modified;
+                    }
+                    bytes += Files.size(entry);
+                } catch (NoSuchFileException e) {
+                    // a part superseded or the upload finishing while we look: it is alive
+                    return null;
+                }
+            }
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+        return new Usage(newest, bytes);
+    }
+}
