@@ -5,6 +5,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
@@ -71,32 +72,25 @@ final class AbandonedUploads {
 
     /** The newest modification time of a staging directory and its entries, and their size; null if it vanished. */
     private static Usage usage(Path upload) throws IOException {
-        FileTime newest;
         try {
-            if (!Files.isDirectory(upload)) {
+            BasicFileAttributes dir = Files.readAttributes(upload, BasicFileAttributes.class);
+            if (!dir.isDirectory()) {
                 return null; // not a staging directory: the store never creates files here
             }
-            newest = Files.getLastModifiedTime(upload);
-        } catch (NoSuchFileException e) {
-            return null; // completed or aborted just now
-        }
-        long bytes = 0;
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(upload)) {
-            for (Path entry : entries) {
-                try {
-                    FileTime modified = Files.getLastModifiedTime(entry);
-                    if (modified.compareTo(newest) > 0) {
-                        newest = modified;
+            FileTime newest = dir.lastModifiedTime();
+            long bytes = 0;
+            try (DirectoryStream<Path> entries = Files.newDirectoryStream(upload)) {
+                for (Path entry : entries) {
+                    BasicFileAttributes attributes = Files.readAttributes(entry, BasicFileAttributes.class);
+                    if (attributes.lastModifiedTime().compareTo(newest) > 0) {
+                        newest = attributes.lastModifiedTime();
                     }
-                    bytes += Files.size(entry);
-                } catch (NoSuchFileException e) {
-                    // a part superseded or the upload finishing while we look: it is alive
-                    return null;
+                    bytes += attributes.size();
                 }
             }
+            return new Usage(newest, bytes);
         } catch (NoSuchFileException e) {
-            return null;
+            return null; // completed, aborted or a part superseded while we look: alive
         }
-        return new Usage(newest, bytes);
     }
 }
