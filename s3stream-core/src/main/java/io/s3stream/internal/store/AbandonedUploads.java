@@ -2,20 +2,25 @@ package io.s3stream.internal.store;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.function.BooleanSupplier;
 
 /**
- * Reclaims the staging directories of {@link FileObjectStore} multipart uploads that a crashed process left behind,
- * as an S3 lifecycle rule aborts incomplete uploads: a directory none of whose entries (the parts, the file written in
- * place) has been modified for {@link #ABANDONED_AFTER} is deleted. No upload a live process drives stays idle that
- * long (the engine's uploads last seconds to minutes), so several processes sharing the directory may each reclaim
- * at open without touching each other's uploads in progress.
+ * Reclaims what a crashed process's {@link FileObjectStore} writes left behind, as an S3 lifecycle rule aborts
+ * incomplete uploads: the staging directories of multipart uploads none of whose entries (the parts, the file written
+ * in place) has been modified for {@link #ABANDONED_AFTER} ({@link #reclaim}), and the temporary files of puts that
+ * died before their rename, with the probe files of an open that died before its delete ({@link #reclaimScratch}), once
+ * unchanged for as long. No write a live process drives stays idle that long (the engine's uploads last seconds to
+ * minutes), so several processes sharing the directory may each reclaim at open without touching each other's writes
+ * in progress.
  */
 final class AbandonedUploads {
     /** An upload whose staging directory has not changed for this long is abandoned. */
@@ -65,6 +70,80 @@ final class AbandonedUploads {
                     + stagingRoot);
         }
         return reclaimed;
+    }
+
+    /**
+     * Deletes the store's scratch files under {@code root} ({@link FileObjectStore#isScratchFile}: temporary files of
+     * puts, probe files of opens) last modified before {@code now} minus {@link #ABANDONED_AFTER}, walking the whole
+     * tree except the multipart staging directory, which {@link #reclaim} owns. Never fails, like {@link #reclaim}; stops
+     * early once {@code stop} says so (the store is closing). Directories a deleted file leaves empty stay: an empty
+     * directory holds no key, and the next write into it or delete beside it uses or removes it.
+     *
+     * @return how many files were deleted
+     */
+    static int reclaimScratch(Path root, Instant now, BooleanSupplier stop) {
+        Instant cutoff = now.minus(ABANDONED_AFTER);
+        Path stagingRoot = root.resolve(FileObjectStore.STAGING_DIR);
+        int[] reclaimed = {0};
+        long[] bytes = {0};
+        try {
+            Files.walkFileTree(root, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attributes) {
+                    if (stop.getAsBoolean()) {
+                        return FileVisitResult.TERMINATE;
+                    }
+                    return dir.equals(stagingRoot) ? FileVisitResult.SKIP_SUBTREE : FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attributes) {
+                    if (stop.getAsBoolean()) {
+                        return FileVisitResult.TERMINATE;
+                    }
+                    if (attributes.isRegularFile() && FileObjectStore.isScratchFile(file.getFileName().toString())
+                            && attributes.lastModifiedTime().toInstant().isBefore(cutoff)) {
+                        try {
+                            if (Files.deleteIfExists(file)) {
+                                reclaimed[0]++;
+                                bytes[0] += attributes.size();
+                            }
+                        } catch (IOException e) {
+                            LOG.log(System.Logger.Level.WARNING, "file object store: cannot delete the abandoned"
+                                    + " temporary file " + file + " (left for the next open): " + e);
+                        }
+                    }
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFileFailed(Path file, IOException e) {
+                    if (!(e instanceof NoSuchFileException)) { // else deleted while we walked: nothing to reclaim
+                        LOG.log(System.Logger.Level.WARNING, "file object store: cannot look for abandoned temporary"
+                                + " files in " + file + " (left for the next open): " + e);
+                    }
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(Path dir, IOException e) {
+                    if (e != null && !(e instanceof NoSuchFileException)) {
+                        LOG.log(System.Logger.Level.WARNING, "file object store: cannot finish looking for abandoned"
+                                + " temporary files in " + dir + " (left for the next open): " + e);
+                    }
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "file object store: cannot walk " + root
+                    + " for abandoned temporary files: " + e);
+        }
+        if (reclaimed[0] > 0) {
+            LOG.log(System.Logger.Level.INFO, "file object store: reclaimed " + reclaimed[0] + " temporary file(s)"
+                    + " abandoned for more than " + ABANDONED_AFTER.toHours() + " h (" + bytes[0] + " bytes) in "
+                    + root);
+        }
+        return reclaimed[0];
     }
 
     private record Usage(FileTime lastModified, long bytes) {

@@ -68,7 +68,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * file of its own, and {@code complete} then concatenates all parts in number order into a new file
  * ({@link FileMultipartUpload} has the details). As on S3, every part but the last must hold at least
  * {@link #minPartSizeBytes()} bytes. Opening the store deletes the staging directories of uploads a crashed process
- * abandoned: those unchanged for {@link AbandonedUploads#ABANDONED_AFTER} (S3 needs a lifecycle rule for the same).
+ * abandoned: those unchanged for {@link AbandonedUploads#ABANDONED_AFTER} (S3 needs a lifecycle rule for the same),
+ * and, in the background, the temporary files of puts a crash interrupted, once unchanged for as long.
  */
 public final class FileObjectStore implements ObjectStore {
     /** Names starting with this are the store's own (temporary files, staging) and never keys. */
@@ -77,6 +78,10 @@ public final class FileObjectStore implements ObjectStore {
     static final String TEMP_PREFIX = RESERVED_PREFIX + "tmp-";
     /** Directory (under the root) holding the parts of multipart uploads in progress. */
     static final String STAGING_DIR = RESERVED_PREFIX + "multipart";
+    /** Prefix of the file an open creates and deletes in the root to prove the directory writable. */
+    static final String PROBE_PREFIX = RESERVED_PREFIX + "probe-";
+    /** Prefix of the file {@link ObjectFileIo} creates and deletes in the root to find out whether O_DIRECT works. */
+    static final String DIRECT_PROBE_PREFIX = RESERVED_PREFIX + "direct-probe-";
     /**
      * A write into a directory that a concurrent delete just removed (because it was empty) is retried this many
      * times; each retry needs a delete to slip in between creating the directory and the file in it.
@@ -92,6 +97,8 @@ public final class FileObjectStore implements ObjectStore {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final SpaceReserve reserve;
     private final FileListing listing;
+    /** The open's background deletion of abandoned scratch files: how many it deleted (tests wait for it). */
+    private CompletableFuture<Integer> scratchReclaimed;
 
     private FileObjectStore(Path root, int minPartSizeBytes, long reserveBytes, boolean directWrites)
             throws IOException {
@@ -139,20 +146,36 @@ public final class FileObjectStore implements ObjectStore {
             throw new ObjectStoreException("file object store: directory " + root + " is not writable", false);
         }
         // Permission bits do not tell about read-only mounts or a superuser; a real write does.
-        Path probe = root.resolve(RESERVED_PREFIX + "probe-" + UUID.randomUUID());
+        Path probe = root.resolve(PROBE_PREFIX + UUID.randomUUID());
         try {
             Files.createFile(probe);
             Files.delete(probe);
         } catch (IOException e) {
             throw new ObjectStoreException("file object store: directory " + root + " is not writable: " + e, e, false);
         }
-        AbandonedUploads.reclaim(root.resolve(STAGING_DIR), Instant.now());
+        Instant opened = Instant.now();
+        AbandonedUploads.reclaim(root.resolve(STAGING_DIR), opened);
+        FileObjectStore store;
         try {
-            return new FileObjectStore(root, minPartSizeBytes, reserveBytes, directWrites);
+            store = new FileObjectStore(root, minPartSizeBytes, reserveBytes, directWrites);
         } catch (IOException e) {
             throw new ObjectStoreException("file object store: cannot read the free space of " + root + ": " + e, e,
                     false);
         }
+        // Walks every directory, so off the opener's thread; close() waits for it, and it stops at close.
+        store.scratchReclaimed = store.submit("reclaim", "abandoned temporary files",
+                () -> AbandonedUploads.reclaimScratch(root, opened, store.closed::get));
+        return store;
+    }
+
+    /** Whether a file name is one of the store's scratch files: a put's temporary file or an open's probe. */
+    static boolean isScratchFile(String name) {
+        return name.startsWith(TEMP_PREFIX) || name.startsWith(PROBE_PREFIX) || name.startsWith(DIRECT_PROBE_PREFIX);
+    }
+
+    /** Completes when the open's reclaim of abandoned temporary files ends, with how many it deleted. */
+    CompletableFuture<Integer> scratchReclaimed() {
+        return scratchReclaimed;
     }
 
     /** The directory holding the objects. */

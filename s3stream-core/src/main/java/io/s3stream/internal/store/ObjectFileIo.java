@@ -91,7 +91,7 @@ final class ObjectFileIo {
         if (DIRECT == null) {
             return false;
         }
-        Path probe = root.resolve(FileObjectStore.RESERVED_PREFIX + "direct-probe-" + UUID.randomUUID());
+        Path probe = root.resolve(FileObjectStore.DIRECT_PROBE_PREFIX + UUID.randomUUID());
         ByteBuf memory = PooledByteBufAllocator.DEFAULT.directBuffer(2 * ALIGNMENT);
         try (FileChannel channel = FileChannel.open(probe, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                 DIRECT)) {

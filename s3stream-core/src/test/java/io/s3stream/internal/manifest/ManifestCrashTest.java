@@ -2,14 +2,12 @@ package io.s3stream.internal.manifest;
 
 import io.s3stream.internal.store.ObjectStores;
 import io.s3stream.spi.ObjectStore;
+import io.s3stream.testing.ChildOutput;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.InstantSource;
-import java.util.List;
 import java.util.SortedMap;
 import java.util.concurrent.TimeUnit;
 
@@ -61,19 +59,7 @@ class ManifestCrashTest {
         }
     }
 
-    /** The highest acknowledgement in the child's output, whole lines only: the kill may cut the last one. */
     private static long lastAck(Path out) throws Exception {
-        if (!Files.exists(out)) {
-            return -1;
-        }
-        String text = Files.readString(out, StandardCharsets.UTF_8);
-        int end = text.lastIndexOf('\n');
-        long last = -1;
-        for (String line : end < 0 ? List.<String>of() : List.of(text.substring(0, end).split("\n"))) {
-            if (line.startsWith("ACK ")) {
-                last = Math.max(last, Long.parseLong(line.substring(4)));
-            }
-        }
-        return last;
+        return ChildOutput.last(out, "ACK ");
     }
 }

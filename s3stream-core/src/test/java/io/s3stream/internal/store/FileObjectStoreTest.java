@@ -262,6 +262,74 @@ class FileObjectStoreTest extends ObjectStoreContractTest {
     }
 
     @Test
+    void openingReclaimsTemporaryFilesAbandonedForADayAndNoOther() throws IOException {
+        byte[] payload = bytes(5);
+        put("x/object", payload);
+        put("a/b/c/object", bytes(6));
+        FileTime dayAndHourAgo = FileTime.from(Instant.now().minus(AbandonedUploads.ABANDONED_AFTER).minusSeconds(3600));
+        // Puts that crashed before their rename, beside their targets, one in a directory holding nothing else.
+        Path crashed = aged(root.resolve("x").resolve(FileObjectStore.TEMP_PREFIX + UUID.randomUUID()), 100,
+                dayAndHourAgo);
+        Path crashedDeep = aged(root.resolve("a/b/c").resolve(FileObjectStore.TEMP_PREFIX + UUID.randomUUID()), 200,
+                dayAndHourAgo);
+        Path lonely = aged(Files.createDirectories(root.resolve("new/dir")).resolve(FileObjectStore.TEMP_PREFIX
+                + UUID.randomUUID()), 300, dayAndHourAgo);
+        // Opens that crashed between creating and deleting their probes.
+        Path probe = aged(root.resolve(FileObjectStore.PROBE_PREFIX + UUID.randomUUID()), 0, dayAndHourAgo);
+        Path directProbe = aged(root.resolve(FileObjectStore.DIRECT_PROBE_PREFIX + UUID.randomUUID()), 4096,
+                dayAndHourAgo);
+        // Another process's put in progress: its temporary file is fresh.
+        Path inFlight = Files.write(root.resolve("x").resolve(FileObjectStore.TEMP_PREFIX + UUID.randomUUID()),
+                bytes(50));
+        // Staging is AbandonedUploads.reclaim's, by its directories' age: an old temporary file of a live upload stays.
+        Path liveStaging = Files.createDirectories(root.resolve(FileObjectStore.STAGING_DIR)
+                .resolve(UUID.randomUUID().toString()));
+        Files.write(liveStaging.resolve("00002"), bytes(10));
+        Path stagedTemp = aged(liveStaging.resolve(FileObjectStore.TEMP_PREFIX + UUID.randomUUID()), 10,
+                dayAndHourAgo);
+        // Not a scratch file, however old: an object.
+        Path oldObject = root.resolve("x/object");
+        Files.setLastModifiedTime(oldObject, dayAndHourAgo);
+
+        try (FileObjectStore other = FileObjectStore.open(root, store.minPartSizeBytes())) {
+            assertThat(other.scratchReclaimed().join()).isEqualTo(5);
+            for (Path gone : List.of(crashed, crashedDeep, lonely, probe, directProbe)) {
+                assertThat(Files.exists(gone)).as("%s reclaimed", root.relativize(gone)).isFalse();
+            }
+            for (Path kept : List.of(inFlight, stagedTemp, oldObject, root.resolve("a/b/c/object"))) {
+                assertThat(Files.exists(kept)).as("%s kept", root.relativize(kept)).isTrue();
+            }
+            assertThat(await(other.list(""))).extracting(ObjectInfo::key).containsExactly("a/b/c/object", "x/object");
+        }
+        assertThat(getBytes("x/object")).isEqualTo(payload);
+        // Nothing left to reclaim: a second open deletes nothing.
+        try (FileObjectStore again = FileObjectStore.open(root, store.minPartSizeBytes())) {
+            assertThat(again.scratchReclaimed().join()).isZero();
+        }
+    }
+
+    @Test
+    void theReclaimWalkStopsWhenTheStoreCloses() throws IOException {
+        FileTime dayAndHourAgo = FileTime.from(Instant.now().minus(AbandonedUploads.ABANDONED_AFTER).minusSeconds(3600));
+        for (int i = 0; i < 200; i++) {
+            aged(Files.createDirectories(root.resolve("d" + i)).resolve(FileObjectStore.TEMP_PREFIX + i), 1,
+                    dayAndHourAgo);
+        }
+        int[] visits = {0};
+        // The store passes "closed?" as the stop condition; here it turns true after 50 files and directories.
+        int deleted = AbandonedUploads.reclaimScratch(root, Instant.now(), () -> ++visits[0] > 50);
+        assertThat(deleted).as("stopped partway").isPositive().isLessThan(200);
+        int rest = AbandonedUploads.reclaimScratch(root, Instant.now(), () -> false);
+        assertThat(deleted + rest).isEqualTo(200);
+    }
+
+    private Path aged(Path file, int length, FileTime modified) throws IOException {
+        Files.write(file, bytes(length));
+        Files.setLastModifiedTime(file, modified);
+        return file;
+    }
+
+    @Test
     void objectsSurviveReopening() {
         byte[] payload = bytes(1000);
         put("durable/1", payload);
