@@ -136,6 +136,15 @@ public interface ObjectStore extends AutoCloseable {
         return 5 * 1024 * 1024;
     }
 
+    /**
+     * Whether {@link MultipartUpload#uploadPartCopy} moves the bytes through this node's own devices (a store on a
+     * local file system) rather than inside the backend (S3's UploadPartCopy, Azure's Put Block From URL). Compaction
+     * throttles such copies as it does the bytes it reads and writes itself: they take the disk the WAL may be on.
+     */
+    default boolean copiesOnThisNode() {
+        return false;
+    }
+
     /** Human-readable identity for logs and errors: scheme, bucket or directory, prefix. */
     String description();
 

@@ -158,6 +158,11 @@ public final class FaultInjectingObjectStore implements ObjectStore {
     }
 
     @Override
+    public boolean copiesOnThisNode() {
+        return delegate.copiesOnThisNode();
+    }
+
+    @Override
     public String description() {
         return "faults(" + delegate.description() + ")";
     }

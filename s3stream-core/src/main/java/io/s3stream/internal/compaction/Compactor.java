@@ -98,7 +98,8 @@ import java.util.function.Supplier;
  * Per SSO run: one tail GET per input, about one ranged GET per input per memory chunk, one PUT (or a multipart upload)
  * per output, one commit. Per SO merge: one tail GET per input and the part uploads or copies of one output. Deletions
  * cost one batched DELETE per thousand objects. Bytes through the node are throttled to
- * {@code compactionBytesPerSecond}; server-side copies move no bytes through the node.
+ * {@code compactionBytesPerSecond}; server-side copies move no bytes through the node, except on a store that copies on
+ * this node ({@code file://}), where they are throttled too ({@link ObjectWriter}, "Throttle").
  */
 public final class Compactor implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Compactor.class.getName());
@@ -459,7 +460,7 @@ public final class Compactor implements AutoCloseable {
 
     ObjectWriter newWriter(long objectId) {
         int minPart = store.backend().minPartSizeBytes();
-        // A whole number of 64 KiB, so that a store writing parts in place keeps each next part's offset aligned.
+        // A whole number of 64 KiB: a store writing parts in place with direct IO then writes whole pages only.
         int partSize = (int) Math.max(minPart, Math.min(16L << 20, settings.memoryBytes() / 4) & -(64L << 10));
         return new ObjectWriter(store, alloc, ObjectKeys.dataKey(objectId), partSize, minPart,
                 settings.blockSizeBytes(), Math.max(1, settings.concurrency() / 2), gauge, throttle);

@@ -10,6 +10,8 @@ final class Throttle {
     private final long bytesPerSecond;
     private long available;
     private long lastRefillNanos;
+    /** Bytes taken since creation. */
+    private long taken;
 
     Throttle(long bytesPerSecond) {
         this.bytesPerSecond = bytesPerSecond;
@@ -20,6 +22,7 @@ final class Throttle {
     /** Takes {@code bytes} tokens, sleeping until the bucket has refilled enough (a debt is allowed, then repaid). */
     void acquire(long bytes) {
         refill();
+        taken += bytes;
         available -= bytes;
         if (available < 0) {
             long waitNanos = -available * 1_000_000_000L / bytesPerSecond;
@@ -31,6 +34,11 @@ final class Throttle {
             }
             refill();
         }
+    }
+
+    /** Bytes taken since creation (read by the owner thread, or after it is done). */
+    long taken() {
+        return taken;
     }
 
     private void refill() {

@@ -97,6 +97,11 @@ final class CountingObjectStore implements ObjectStore {
     }
 
     @Override
+    public boolean copiesOnThisNode() {
+        return store.copiesOnThisNode();
+    }
+
+    @Override
     public String description() {
         return store.description();
     }

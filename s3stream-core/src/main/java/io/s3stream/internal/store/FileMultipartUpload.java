@@ -28,14 +28,15 @@ import java.util.concurrent.CompletableFuture;
  * store can tell each part's offset in the object when the part arrives: it is the sum of the lengths before it. Such
  * parts are written straight into one staging file at their offsets, and {@link #complete} publishes that file as the
  * object (a hard link renamed over the target) instead of reading every part back and writing it again: a multipart
- * object costs one write of its bytes, not two. A part goes in place when it is the next in number order and its
- * offset suits the store's direct IO (a multiple of the page size, since direct writes pad the last page; parts of a
- * whole number of pages keep every next offset aligned).
+ * object costs one write of its bytes, not two. A part goes in place when it is the next in number order, at
+ * whatever offset: with direct IO its partial first and last pages go through the page cache, so it never pads over
+ * its neighbours' bytes ({@link ObjectFileIo}, "Shared files"). The compactor's copies of block ranges, which seldom
+ * end on a page boundary, therefore go in place too.
  *
  * <h2>Parts of their own</h2>
  * Every other part is a file of its own in the staging directory, written whole and renamed into place: a part out of
  * order, a part uploaded again (a retry, which must replace the earlier upload atomically, as on S3), or one after the
- * in-place sequence ended. A part file supersedes the same part in place. When any part file exists, or the parts in
+ * in-place sequence ended (at the first part out of order). A part file supersedes the same part in place. When any part file exists, or the parts in
  * place do not run from part 1 without a gap, {@link #complete} concatenates all parts in number order into a new
  * file, as a store without parts in place would. Either way the object appears whole or not at all.
  *
@@ -190,7 +191,7 @@ final class FileMultipartUpload implements MultipartUpload {
             Path temp;
             if (whole) {
                 try (FileChannel object = FileChannel.open(inPlaceFile, StandardOpenOption.WRITE)) {
-                    object.truncate(length); // a direct write's padding past the last part
+                    object.truncate(length); // nothing lies past the last part; if anything did, it is no part of the object
                     object.force(true);
                 }
                 temp = store.linkTemp(key, target.getParent(), inPlaceFile);
@@ -231,11 +232,11 @@ final class FileMultipartUpload implements MultipartUpload {
     /**
      * The offset at which part {@code partNumber} of {@code length} bytes goes in place (counted as a write under way,
      * which {@link #storeInPlace} ends), or -1 when it goes into a file of its own; ends the in-place sequence when the
-     * part is out of order or its offset is not aligned. Fails once the upload is completed or aborted.
+     * part is out of order. Fails once the upload is completed or aborted.
      */
     private synchronized long placeInPlace(int partNumber, long length) {
         checkOpen();
-        if (partNumber != nextInPlace || !store.fileIo.canWriteAt(inPlaceEnd)) {
+        if (partNumber != nextInPlace) {
             if (partNumber > nextInPlace) {
                 nextInPlace = 0; // a later part's offset is no longer known
             }

@@ -64,9 +64,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <h2>Multipart uploads</h2>
  * An upload stages in {@code <dir>/.s3stream-multipart/<uploadId>/}. Parts that arrive in number order are written in
  * place, each at its offset in one file that becomes the object, which {@code complete} publishes without copying a
- * byte; any other part (out of order, uploaded again, or after a part whose length breaks the direct-IO alignment) is a
- * file of its own, and {@code complete} then concatenates all parts in number order into a new file
- * ({@link FileMultipartUpload} has the details). As on S3, every part but the last must hold at least
+ * byte; any other part (out of order, uploaded again, or after a part out of order) is a file of its own, and
+ * {@code complete} then concatenates all parts in number order into a new file ({@link FileMultipartUpload} has the
+ * details). As on S3, every part but the last must hold at least
  * {@link #minPartSizeBytes()} bytes. Opening the store deletes the staging directories of uploads a crashed process
  * abandoned: those unchanged for {@link AbandonedUploads#ABANDONED_AFTER} (S3 needs a lifecycle rule for the same),
  * and, in the background, the temporary files of puts a crash interrupted, once unchanged for as long.
@@ -362,6 +362,12 @@ public final class FileObjectStore implements ObjectStore {
     @Override
     public int minPartSizeBytes() {
         return minPartSizeBytes;
+    }
+
+    /** A part copy reads the source and writes the part on this machine's file system. */
+    @Override
+    public boolean copiesOnThisNode() {
+        return true;
     }
 
     @Override

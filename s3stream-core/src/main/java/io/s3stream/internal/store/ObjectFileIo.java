@@ -12,6 +12,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.locks.ReentrantLock;
@@ -43,6 +44,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * and copies read their sources' pages and write their target's slices directly, through two such buffers;
  * a reader of a file written through the page cache (before this, or by a store with direct IO off) still reads the
  * same bytes, since the kernel keeps direct and cached IO of one file coherent.
+ *
+ * <h2>Shared files</h2>
+ * The parts of a multipart upload are written in place, concurrently, into one file ({@link #writeAt},
+ * {@link #copyAt}), at whatever offsets their lengths put them. A direct write covers whole pages, so a part that
+ * starts or ends inside a page would pad over its neighbour's bytes of that page. Such a part therefore writes only
+ * its whole pages with {@code O_DIRECT} and its partial first and last page (under a page each) through the page
+ * cache: two writers of one page then both go through the page cache, which merges them, and no page is ever written
+ * both ways at once. The caller's force flushes the cached edges with the rest.
  */
 final class ObjectFileIo {
     /** Bytes of a large write between forces, and of a large direct read per request (see "Slices"). */
@@ -119,35 +128,58 @@ final class ObjectFileIo {
 
     /**
      * Writes {@code bytes} at {@code position} of {@code file}, open as {@code channel}, a file whose other ranges
-     * other writers may be filling: a part written in place into its multipart upload's object. With direct IO the
-     * position must be a multiple of {@link #ALIGNMENT}, and the range's last page is padded with zeros, so the caller
-     * owns the file up to the next multiple of the alignment and cuts the file to its length once it is whole.
+     * other writers may be filling at the same time: a part written in place into its multipart upload's object. Any
+     * position works; nothing outside the range is written (see "Shared files").
      */
     void writeAt(ByteBuf bytes, FileChannel channel, Path file, long position) throws IOException {
         write(bytes, channel, file, position, false);
     }
 
-    /** Whether a write or copy into a file may start at {@code position} ({@link #writeAt}, {@link #copyAt}). */
-    boolean canWriteAt(long position) {
-        return !direct || position % ALIGNMENT == 0;
-    }
-
+    /**
+     * Writes {@code bytes} at {@code position}; {@code cut}: a new file written from its start, whose last page may be
+     * padded and then cut back, instead of a shared one whose partial pages go through the page cache.
+     */
     private void write(ByteBuf bytes, FileChannel channel, Path file, long position, boolean cut) throws IOException {
         int index = bytes.readerIndex();
         int length = bytes.readableBytes();
         if (!direct || length < DIRECT_MIN_BYTES) {
-            transferSliced(channel, length,
-                    (done, max) -> bytes.getBytes(index + (int) done, channel, position + done, (int) max));
+            writeCached(bytes, index, length, channel, position);
             return;
         }
-        try (DirectSink sink = new DirectSink(file, position, length)) {
-            int done = 0;
-            while (done < length) {
-                int n = Math.min(sink.room(), length - done);
-                sink.put(bytes, index + done, n);
-                done += n;
+        Edges edges = cut ? Edges.NONE : Edges.of(position, length);
+        writeCached(bytes, index, edges.head(), channel, position);
+        int middle = length - edges.head() - edges.tail();
+        if (middle > 0) {
+            try (DirectSink sink = new DirectSink(file, position + edges.head(), middle)) {
+                int done = 0;
+                while (done < middle) {
+                    int n = Math.min(sink.room(), middle - done);
+                    sink.put(bytes, index + edges.head() + done, n);
+                    done += n;
+                }
+                sink.finish(channel, cut);
             }
-            sink.finish(channel, cut);
+        }
+        writeCached(bytes, index + length - edges.tail(), edges.tail(), channel, position + length - edges.tail());
+    }
+
+    /** Writes {@code length} bytes of {@code bytes} from {@code index} at {@code position}, through the page cache. */
+    private void writeCached(ByteBuf bytes, int index, int length, FileChannel channel, long position)
+            throws IOException {
+        transferSliced(channel, length,
+                (done, max) -> bytes.getBytes(index + (int) done, channel, position + done, (int) max));
+    }
+
+    /**
+     * The partial pages at the ends of a range written into a shared file: {@code head} bytes up to the first page
+     * boundary, {@code tail} bytes after the last; the rest, whole pages, is written directly.
+     */
+    private record Edges(int head, int tail) {
+        static final Edges NONE = new Edges(0, 0);
+
+        static Edges of(long position, long length) {
+            int head = (int) Math.min(length, (ALIGNMENT - position % ALIGNMENT) % ALIGNMENT);
+            return new Edges(head, (int) ((length - head) % ALIGNMENT));
         }
     }
 
@@ -178,6 +210,7 @@ final class ObjectFileIo {
         copy(sources, channel, file, position, false);
     }
 
+    /** {@link #write}'s terms, {@code cut} included, for the bytes of {@code sources}. */
     private void copy(List<CopySource> sources, FileChannel channel, Path file, long position, boolean cut)
             throws IOException {
         long length = 0;
@@ -185,31 +218,59 @@ final class ObjectFileIo {
             length += source.length();
         }
         if (!direct) {
-            channel.position(position); // transferTo writes at the channel's position
-            for (CopySource source : sources) {
-                try (FileChannel in = FileChannel.open(source.path(), StandardOpenOption.READ)) {
-                    transferSliced(channel, source.length(), (done, max) -> {
-                        long n = in.transferTo(source.position() + done, max, channel);
-                        if (n <= 0) {
-                            throw ended(source, done);
-                        }
-                        return n;
-                    });
-                }
-            }
+            copyCached(sources, channel, position);
             return;
         }
-        boolean sliced = length > SLICE_BYTES;
-        try (DirectSink sink = new DirectSink(file, position, length)) {
-            // The pages around a range of at most a slice: one page more than the slice.
-            ByteBuf memory = PooledByteBufAllocator.DEFAULT.directBuffer(sink.sliceBytes() + 2 * ALIGNMENT);
-            try {
-                copy(sources, sink, aligned(memory, sink.sliceBytes() + ALIGNMENT), sliced);
-            } finally {
-                memory.release();
+        Edges edges = cut ? Edges.NONE : Edges.of(position, length);
+        copyCached(range(sources, 0, edges.head()), channel, position);
+        long middle = length - edges.head() - edges.tail();
+        if (middle > 0 || cut) {
+            boolean sliced = middle > SLICE_BYTES;
+            try (DirectSink sink = new DirectSink(file, position + edges.head(), middle)) {
+                // The pages around a range of at most a slice: one page more than the slice.
+                ByteBuf memory = PooledByteBufAllocator.DEFAULT.directBuffer(sink.sliceBytes() + 2 * ALIGNMENT);
+                try {
+                    copy(range(sources, edges.head(), middle), sink, aligned(memory, sink.sliceBytes() + ALIGNMENT),
+                            sliced);
+                } finally {
+                    memory.release();
+                }
+                sink.finish(channel, cut);
             }
-            sink.finish(channel, cut);
         }
+        copyCached(range(sources, length - edges.tail(), edges.tail()), channel, position + length - edges.tail());
+    }
+
+    /** Writes the bytes of {@code sources} at {@code position} of {@code channel}, through the page cache. */
+    private void copyCached(List<CopySource> sources, FileChannel channel, long position) throws IOException {
+        channel.position(position); // transferTo writes at the channel's position
+        for (CopySource source : sources) {
+            try (FileChannel in = FileChannel.open(source.path(), StandardOpenOption.READ)) {
+                transferSliced(channel, source.length(), (done, max) -> {
+                    long n = in.transferTo(source.position() + done, max, channel);
+                    if (n <= 0) {
+                        throw ended(source, done);
+                    }
+                    return n;
+                });
+            }
+        }
+    }
+
+    /** The ranges of {@code sources} that hold bytes {@code [from, from + length)} of their concatenation. */
+    static List<CopySource> range(List<CopySource> sources, long from, long length) {
+        List<CopySource> range = new ArrayList<>(1);
+        long start = 0; // of the current source in the concatenation
+        for (CopySource source : sources) {
+            long end = start + source.length();
+            long first = Math.max(from, start);
+            long last = Math.min(from + length, end);
+            if (first < last) {
+                range.add(new CopySource(source.path(), source.position() + first - start, last - first));
+            }
+            start = end;
+        }
+        return range;
     }
 
     private void copy(List<CopySource> sources, DirectSink sink, ByteBuffer pages, boolean sliced) throws IOException {

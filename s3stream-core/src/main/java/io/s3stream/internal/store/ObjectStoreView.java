@@ -81,6 +81,11 @@ final class ObjectStoreView implements ObjectStore {
     }
 
     @Override
+    public boolean copiesOnThisNode() {
+        return storage.backend().copiesOnThisNode();
+    }
+
+    @Override
     public String description() {
         return storage.description();
     }

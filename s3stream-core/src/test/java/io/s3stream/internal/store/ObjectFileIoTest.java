@@ -155,6 +155,75 @@ class ObjectFileIoTest {
     }
 
     @Test
+    void writesAndCopiesIntoASharedFileAtAnyOffsetTouchNothingOutsideTheirRange() throws IOException {
+        // A part written in place shares its partial first and last pages with its neighbours: whatever the offset and
+        // length, the bytes on either side of the range must come back as they were (a direct write would pad them).
+        Random random = new Random(SEED + 4);
+        byte[] source = new byte[3 * SLICE_BYTES];
+        random.nextBytes(source);
+        ObjectFileIo direct = ObjectFileIo.open(dir, true);
+        Path sourceFile = write(direct, "source", Unpooled.wrappedBuffer(source));
+        int[] lengths = {1, ALIGNMENT - 1, ALIGNMENT, ALIGNMENT + 1, DIRECT_MIN_BYTES - 1, DIRECT_MIN_BYTES,
+            DIRECT_MIN_BYTES + 1, DIRECT_MIN_BYTES + ALIGNMENT - 3, SLICE_BYTES, SLICE_BYTES + 5};
+        for (int round = 0; round < 60; round++) {
+            byte[] expected = new byte[2 * SLICE_BYTES + 3 * ALIGNMENT];
+            random.nextBytes(expected);
+            int length = random.nextBoolean() ? lengths[random.nextInt(lengths.length)]
+                    : 1 + random.nextInt(SLICE_BYTES + DIRECT_MIN_BYTES);
+            int position = random.nextInt(expected.length - length + 1);
+            if (random.nextInt(4) == 0) {
+                position -= position % ALIGNMENT; // aligned starts too
+            }
+            boolean copy = random.nextBoolean();
+            int from = random.nextInt(source.length - length + 1);
+            for (ObjectFileIo io : List.of(direct, ObjectFileIo.open(dir, false))) {
+                Path file = dir.resolve("shared-" + round + "-" + io.direct());
+                Files.write(file, expected);
+                byte[] content = copy ? Arrays.copyOfRange(source, from, from + length) : randomBytes(random, length);
+                try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
+                    if (copy) {
+                        io.copyAt(List.of(new ObjectFileIo.CopySource(sourceFile, from, length)), channel, file,
+                                position);
+                    } else {
+                        ByteBuf bytes = threeComponents(content);
+                        try {
+                            io.writeAt(bytes, channel, file, position);
+                        } finally {
+                            bytes.release();
+                        }
+                    }
+                    channel.force(true);
+                }
+                byte[] want = expected.clone();
+                System.arraycopy(content, 0, want, position, length);
+                assertThat(Files.readAllBytes(file)).as("round %d, direct %s, %s of %d bytes at %d", round,
+                        io.direct(), copy ? "copy" : "write", length, position).isEqualTo(want);
+                Files.delete(file);
+            }
+        }
+    }
+
+    @Test
+    void aRangeOfSeveralSourcesIsCutAtTheirBoundaries() {
+        Path a = dir.resolve("a");
+        Path b = dir.resolve("b");
+        List<ObjectFileIo.CopySource> sources = List.of(new ObjectFileIo.CopySource(a, 10, 100),
+                new ObjectFileIo.CopySource(b, 0, 50));
+        assertThat(ObjectFileIo.range(sources, 0, 0)).isEmpty();
+        assertThat(ObjectFileIo.range(sources, 0, 150)).isEqualTo(sources);
+        assertThat(ObjectFileIo.range(sources, 90, 20)).containsExactly(new ObjectFileIo.CopySource(a, 100, 10),
+                new ObjectFileIo.CopySource(b, 0, 10));
+        assertThat(ObjectFileIo.range(sources, 100, 50)).containsExactly(new ObjectFileIo.CopySource(b, 0, 50));
+        assertThat(ObjectFileIo.range(sources, 149, 1)).containsExactly(new ObjectFileIo.CopySource(b, 49, 1));
+    }
+
+    private static byte[] randomBytes(Random random, int length) {
+        byte[] bytes = new byte[length];
+        random.nextBytes(bytes);
+        return bytes;
+    }
+
+    @Test
     void theStoreReadsAndSplitsDirectlyAndRefusesAnUnknownSetting() {
         Random random = new Random(SEED + 2);
         byte[] content = new byte[SLICE_BYTES + 777];
