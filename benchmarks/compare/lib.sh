@@ -211,6 +211,42 @@ start_minio() { # data dir; sets S3_URI_BASE
   log "MinIO up on 127.0.0.1:$MINIO_PORT, bucket 'bench'"
 }
 
+# Waits, after heavy writes, until the disk under $WORK has been idle for QUIESCE_IDLE_S seconds in a row (default 90;
+# idle: under 2 MB/s of writes in each second): a broker is then no longer compacting, uploading or flushing what an
+# earlier test wrote. "Heavy": over QUIESCE_AFTER_MB (default 1536: more than one 60-s run at 10,000 rec/s writes)
+# written since the last quiesce, or since quiesce_mark; below that it returns at once. Longer than the shell's 60-s compaction interval, so a compaction round that has not started yet
+# is waited for too. Measured 2026-12-03: after 2 x 1 GB of unthrottled produce the shell's compaction ran for about
+# a minute, starting up to 25 s after the produce ended, and a 60-s producer run at 2,000 rec/s that met it had a p99.9
+# of 88-102 ms (24 ms when it met only its end). At most QUIESCE_MAX_S seconds (default 600), then it measures anyway;
+# QUIESCE=0 turns it off. Logs what it found and waited.
+QUIESCE_MARK=""
+disk_written_mb() { # MB written so far to the block device holding $WORK (whole device or partition), or empty
+  local dev
+  dev="$(basename "$(df --output=source "$WORK" | tail -1)")"
+  awk -v d="$dev" '$3 == d { print int($10 * 512 / 1048576) }' /proc/diskstats
+}
+quiesce_mark() { QUIESCE_MARK="$(disk_written_mb)"; }
+quiesce() {
+  [ "${QUIESCE:-1}" = 0 ] && return 0
+  local now idle=0 waited=0 last written
+  now="$(disk_written_mb)"
+  [ -n "$now" ] || { log "quiesce: no /proc/diskstats entry for the disk of $WORK; not waiting"; return 0; }
+  written=$((now - ${QUIESCE_MARK:-$now}))
+  if ((written <= ${QUIESCE_AFTER_MB:-1536})); then
+    return 0
+  fi
+  last="$now"
+  while ((idle < ${QUIESCE_IDLE_S:-90} && waited < ${QUIESCE_MAX_S:-600})); do
+    sleep 1
+    waited=$((waited + 1))
+    now="$(disk_written_mb)"
+    if ((now - last < 2)); then idle=$((idle + 1)); else idle=0; fi
+    last="$now"
+  done
+  log "quiesce: $written MB written since the last quiesce; waited $waited s ($((now - QUIESCE_MARK - written)) MB more written meanwhile), idle for the last $idle s"
+  QUIESCE_MARK="$now"
+}
+
 # Writes back every dirty page first, so no run pays for an earlier run's deferred writes: Kafka with default
 # flushing leaves each produce run's bytes dirty in the page cache, and the kernel writes them out 30 s later
 # (vm.dirty_expire_centisecs), in the middle of whichever run comes next. Measured 2026-11-27: 200 MB written back at

@@ -12,6 +12,9 @@
 # the unthrottled topic; needs unthrottled in the same run).
 # Each round runs every (test, system) once, the order of systems rotating per round (A/B/C, B/C/A, ...); the table
 # reports medians over rounds and ratios shell/kafka of those medians. Raw rows go to .work/run/produce-consume.tsv.
+# Before each rate test, after more than 1.5 GB written to the disk since the last such wait, the script waits until
+# the disk has been idle for 90 s (lib.sh's quiesce: every broker done compacting or flushing the unthrottled tests'
+# data; QUIESCE=0 turns it off, QUIESCE_IDLE_S/QUIESCE_AFTER_MB/QUIESCE_MAX_S tune it).
 # SHELL_ARGS: extra bin/kafka-shell arguments, e.g. SHELL_ARGS="--override s3stream.object.store=file:///dev/shm/o"
 # (objects off the WAL's disk). The shell starts with an AOT cache trained just before (lib.sh's train_aot: as
 # deployed after bin/kafka-shell --train-aot); SHELL_AOT=0 runs it without one. Kafka runs as shipped (no AOT cache).
@@ -47,6 +50,7 @@ topic_for() { # system test round -> a fresh topic, created with the system's se
   echo "$t"
 }
 
+quiesce_mark
 for ((round = 1; round <= ROUNDS; round++)); do
   order=()
   for ((i = 0; i < ${#SYSTEMS[@]}; i++)); do order+=("${SYSTEMS[$(((i + round - 1) % ${#SYSTEMS[@]}))]}"); done
@@ -54,6 +58,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
   for test in $TESTS; do
     for sys in "${order[@]}"; do
       sleep "$SETTLE"
+      case "$test" in rate*) quiesce ;; esac # the tail at a rate, not the compaction of what came before
       quiet; load="$LOAD"
       bs="$(bootstrap "$sys")"
       case "$test" in
