@@ -214,8 +214,9 @@ start_minio() { # data dir; sets S3_URI_BASE
 # Waits, after heavy writes, until the disk under $WORK has been idle for QUIESCE_IDLE_S seconds in a row (default 90;
 # idle: under 2 MB/s of writes in each second): a broker is then no longer compacting, uploading or flushing what an
 # earlier test wrote. "Heavy": over QUIESCE_AFTER_MB (default 1536: more than one 60-s run at 10,000 rec/s writes)
-# written since the last quiesce, or since quiesce_mark; below that it returns at once. Longer than the shell's 60-s compaction interval, so a compaction round that has not started yet
-# is waited for too. Measured 2026-12-03: after 2 x 1 GB of unthrottled produce the shell's compaction ran for about
+# written since the last quiesce, or since quiesce_mark; below that it returns at once. The idle time is longer than
+# the shell's 60-s compaction interval, so a compaction round that has not started yet is waited for too.
+# Measured 2026-12-03: after 2 x 1 GB of unthrottled produce the shell's compaction ran for about
 # a minute, starting up to 25 s after the produce ended, and a 60-s producer run at 2,000 rec/s that met it had a p99.9
 # of 88-102 ms (24 ms when it met only its end). At most QUIESCE_MAX_S seconds (default 600), then it measures anyway;
 # QUIESCE=0 turns it off. Logs what it found and waited.

@@ -36,9 +36,10 @@ import java.util.concurrent.CompletableFuture;
  * <h2>Parts of their own</h2>
  * Every other part is a file of its own in the staging directory, written whole and renamed into place: a part out of
  * order, a part uploaded again (a retry, which must replace the earlier upload atomically, as on S3), or one after the
- * in-place sequence ended (at the first part out of order). A part file supersedes the same part in place. When any part file exists, or the parts in
- * place do not run from part 1 without a gap, {@link #complete} concatenates all parts in number order into a new
- * file, as a store without parts in place would. Either way the object appears whole or not at all.
+ * in-place sequence ended (at the first part out of order). A part file supersedes the same part in place. When any
+ * part file exists, or the parts in place do not run from part 1 without a gap, {@link #complete} concatenates all
+ * parts in number order into a new file, as a store without parts in place would. Either way the object appears
+ * whole or not at all.
  *
  * <h2>Durability</h2>
  * Each part's bytes are forced when its upload completes; the object file and its directory are forced when the
@@ -191,7 +192,7 @@ final class FileMultipartUpload implements MultipartUpload {
             Path temp;
             if (whole) {
                 try (FileChannel object = FileChannel.open(inPlaceFile, StandardOpenOption.WRITE)) {
-                    object.truncate(length); // nothing lies past the last part; if anything did, it is no part of the object
+                    object.truncate(length); // cuts what a failed write of a later part may have left
                     object.force(true);
                 }
                 temp = store.linkTemp(key, target.getParent(), inPlaceFile);
