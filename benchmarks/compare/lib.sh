@@ -315,6 +315,13 @@ start_passes() {
 }
 stop_passes() { touch "$1.stop"; wait "$PASSES_PID" || true; }
 
+# CPU ticks (CLK_TCK per second) the hypervisor has taken from this machine's cores so far (/proc/stat's steal): time
+# the machine was ready to run and did not. The load average does not count it: a run with a low load can still have
+# lost a core to the host's other guests for seconds (device-stalls.sh at 10,000 rec/s: 21 s of 60 in one round).
+steal_ticks() { awk '/^cpu / { print $9 }' /proc/stat; }
+# Seconds stolen since the ticks "$1" (a steal_ticks reading), for a run's row.
+steal_since() { awk -v t0="$1" -v t1="$(steal_ticks)" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (t1 - t0) / hz }'; }
+
 # CPU ticks (user + system, CLK_TCK per second) the process has used so far.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 

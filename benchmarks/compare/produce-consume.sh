@@ -11,7 +11,8 @@
 # 16-partition topic), rate2000 and rate10000 (latency at a fixed rate, 1 partition), consume (ConsumerPerformance of
 # the unthrottled topic; needs unthrottled in the same run).
 # Each round runs every (test, system) once, the order of systems rotating per round (A/B/C, B/C/A, ...); the table
-# reports medians over rounds and ratios shell/kafka of those medians. Raw rows go to .work/run/produce-consume.tsv.
+# reports medians over rounds and ratios shell/kafka of those medians. Raw rows go to .work/run/produce-consume.tsv,
+# each with the run's load and the CPU seconds the hypervisor stole during it (steal_s, lib.sh's steal_ticks).
 # Before each rate test, after more than 1.5 GB written to the disk since the last such wait, the script waits until
 # the disk has been idle for 90 s (lib.sh's quiesce: every broker done compacting or flushing the unthrottled tests'
 # data; QUIESCE=0 turns it off, QUIESCE_IDLE_S/QUIESCE_AFTER_MB/QUIESCE_MAX_S tune it).
@@ -31,7 +32,7 @@ build_shell
 mkdir -p "$RUN"
 : >"$RUN/perf.log"
 TSV="$RUN/produce-consume.tsv"
-printf 'round\tsystem\ttest\tload\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\n' >"$TSV"
+printf 'round\tsystem\ttest\tload\tsteal_s\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\n' >"$TSV"
 machine | tee "$RUN/machine.txt" >&2
 
 case " ${SYSTEMS[*]} " in *" kafka "* | *" kafka-flush1 "*) start_kafka "$RUN/kafka" ;; esac
@@ -59,7 +60,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     for sys in "${order[@]}"; do
       sleep "$SETTLE"
       case "$test" in rate*) quiesce ;; esac # the tail at a rate, not the compaction of what came before
-      quiet; load="$LOAD"
+      quiet; load="$LOAD"; steal0="$(steal_ticks)"
       bs="$(bootstrap "$sys")"
       case "$test" in
         unthrottled | unthrottled16)
@@ -78,8 +79,9 @@ for ((round = 1; round <= ROUNDS; round++)); do
           set -- $c
           r="$2 $1 - - - -" ;;
       esac
-      printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$sys" "$test" "$load" "$(echo "$r" | tr ' ' '\t')" >>"$TSV"
-      log "round $round $test $sys (load $load): $r"
+      steal="$(steal_since "$steal0")"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$sys" "$test" "$load" "$steal" "$(echo "$r" | tr ' ' '\t')" >>"$TSV"
+      log "round $round $test $sys (load $load, $steal s stolen): $r"
     done
   done
 done

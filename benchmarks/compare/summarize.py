@@ -24,8 +24,12 @@ def ratio(a, b):
 
 
 def loads(rs):
+    """The 1-min load range over the runs and, where the TSV has it, the range of CPU seconds stolen per run."""
     ls = sorted(float(r["load"]) for r in rs)
-    return f"{ls[0]:.1f}-{ls[-1]:.1f}" if ls else "-"
+    if not ls:
+        return "-"
+    steals = sorted(float(r["steal_s"]) for r in rs if r.get("steal_s") not in (None, "", "-"))
+    return f"{ls[0]:.1f}-{ls[-1]:.1f}" + (f", stolen {steals[0]:.1f}-{steals[-1]:.1f} s" if steals else "")
 
 
 if kind == "produce-consume":
@@ -47,7 +51,7 @@ if kind == "produce-consume":
         "consume": [("fetch MB/s", "mb_s", max)],
     }
     n = max(len(v) for v in by.values())
-    print(f"\nmedians of {n} rounds; ratios are shell / kafka of the medians; load = 1-min load range over the runs\n")
+    print(f"\nmedians of {n} rounds; ratios are shell / kafka of the medians; load = 1-min load range over the runs (and the CPU seconds the hypervisor stole per run)\n")
     extra = " no-op broker | shell/no-op | no-op/best Kafka |" if noop else ""
     print("| test | metric | Kafka (default flush) | Kafka flush.messages=1 | kafka-shell | shell/Kafka | shell/Kafka-flush1 |"
           + extra + " load |")
@@ -100,3 +104,27 @@ elif kind == "catch-up":
         rise = "-" if not pb else f"{(pd / pb - 1) * 100:+.0f} %"
         label = "no-op broker (consumers read the shell's backlog)" if s == "noop" else s
         print(f"| {label} | {fmt(pb)} | {fmt(pd)} | {rise} | {fmt(qb)} | {fmt(qd)} | {fmt(cu)} | {loads(b + d)} |")
+elif kind == "device-stalls":
+    by = defaultdict(list)
+    for r in rows:
+        by[r["system"]].append(r)
+    n = max(len(v) for v in by.values())
+    print(f"\nproducer at a fixed rate, 1 KiB acks=all; latencies are medians of {n} rounds, counts are sums over them;"
+          " \"in a stall\": waiting while a probe write took >= 10 ms\n")
+    print("| system | p99 ms | p99.9 ms | max ms | probe writes >= 10 / >= 20 ms | longest probe write ms"
+          " | records >= 10 ms (in a stall) | records >= 20 ms (in a stall) | load |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+
+    def total(rs, k):
+        return sum(int(r[k]) for r in rs)
+
+    for s in ["kafka", "kafka-flush1", "shell", "noop"]:
+        rs = by[s]
+        if not rs:
+            continue
+        def slow(k):  # "records (of them in a stall, share)"
+            t, i = total(rs, k), total(rs, k + "_in_stall")
+            return f"{t} ({i}, {i / t:.0%})" if t else "0"
+        print(f"| {s} | {fmt(med(r['p99_ms'] for r in rs))} | {fmt(med(r['p999_ms'] for r in rs))} | "
+              f"{fmt(med(r['max_ms'] for r in rs))} | {total(rs, 'stalls10')} / {total(rs, 'stalls20')} | "
+              f"{max(float(r['stall_max_ms']) for r in rs):.0f} | {slow('slow10')} | {slow('slow20')} | {loads(rs)} |")
