@@ -26,7 +26,7 @@ build_shell
 mkdir -p "$RUN"
 : >"$RUN/perf.log"
 TSV="$RUN/catch-up.tsv"
-printf 'round\tsystem\tphase\tload\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\tcatchup_mb_s\n' >"$TSV"
+printf 'round\tsystem\tphase\tload\tsteal_s\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\tcatchup_mb_s\n' >"$TSV"
 machine | tee "$RUN/machine.txt" >&2
 
 shell_args=(--override s3stream.log.cache.bytes=33554432 --override s3stream.upload.threshold.bytes=8388608)
@@ -61,9 +61,11 @@ for ((round = 1; round <= ROUNDS; round++)); do
     sleep 3
     quiet; load="$LOAD"
     create_topic "$bs" "live-before-$round"
+    steal0="$(steal_ticks)"
     r="$(produce "$bs" "live-before-$round" "$n" "$RATE" $((RATE * 3)))"
-    printf '%s\t%s\tbefore\t%s\t%s\t-\n' "$round" "$sys" "$load" "$(echo "$r" | tr ' ' '\t')" >>"$TSV"
-    log "round $round $sys before (load $load): $r"
+    steal="$(steal_since "$steal0")"
+    printf '%s\t%s\tbefore\t%s\t%s\t%s\t-\n' "$round" "$sys" "$load" "$steal" "$(echo "$r" | tr ' ' '\t')" >>"$TSV"
+    log "round $round $sys before (load $load, $steal s stolen): $r"
 
     sleep 3
     quiet; load="$LOAD"
@@ -71,11 +73,13 @@ for ((round = 1; round <= ROUNDS; round++)); do
     passes="$RUN/passes-$sys-$round"
     start_passes "$(bootstrap "$(backlog_of "$sys")")" backlog "$BACKLOG_RECORDS" "$passes"
     sleep 2 # the first pass is past its group join and reading
+    steal0="$(steal_ticks)"
     r="$(produce "$bs" "live-during-$round" "$n" "$RATE" $((RATE * 3)))"
+    steal="$(steal_since "$steal0")"
     stop_passes "$passes"
     cu="$(awk '{ print $1 }' "$passes" | sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "-" }')"
-    printf '%s\t%s\tduring\t%s\t%s\t%s\n' "$round" "$sys" "$load" "$(echo "$r" | tr ' ' '\t')" "$cu" >>"$TSV"
-    log "round $round $sys during (load $load): $r; catch-up passes MB/s: $(tr '\n' ' ' <"$passes")"
+    printf '%s\t%s\tduring\t%s\t%s\t%s\t%s\n' "$round" "$sys" "$load" "$steal" "$(echo "$r" | tr ' ' '\t')" "$cu" >>"$TSV"
+    log "round $round $sys during (load $load, $steal s stolen): $r; catch-up passes MB/s: $(tr '\n' ' ' <"$passes")"
   done
 done
 cleanup

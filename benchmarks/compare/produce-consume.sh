@@ -12,7 +12,10 @@
 # the unthrottled topic; needs unthrottled in the same run).
 # Each round runs every (test, system) once, the order of systems rotating per round (A/B/C, B/C/A, ...); the table
 # reports medians over rounds and ratios shell/kafka of those medians. Raw rows go to .work/run/produce-consume.tsv,
-# each with the run's load and the CPU seconds the hypervisor stole during it (steal_s, lib.sh's steal_ticks).
+# each with the run's load, the CPU seconds the hypervisor stole during it (steal_s, lib.sh's steal_ticks), the
+# records the run sent or read, and the CPU seconds the broker process and the whole machine used meanwhile
+# (broker_cpu_s, machine_cpu_s; the table prints both per million records: on two cores shared with the client, a
+# broker's CPU per record is what it takes from the producer's throughput).
 # Before each rate test, after more than 1.5 GB written to the disk since the last such wait, the script waits until
 # the disk has been idle for 90 s (lib.sh's quiesce: every broker done compacting or flushing the unthrottled tests'
 # data; QUIESCE=0 turns it off, QUIESCE_IDLE_S/QUIESCE_AFTER_MB/QUIESCE_MAX_S tune it).
@@ -32,7 +35,7 @@ build_shell
 mkdir -p "$RUN"
 : >"$RUN/perf.log"
 TSV="$RUN/produce-consume.tsv"
-printf 'round\tsystem\ttest\tload\tsteal_s\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\n' >"$TSV"
+printf 'round\tsystem\ttest\tload\tsteal_s\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\trecords\tbroker_cpu_s\tmachine_cpu_s\n' >"$TSV"
 machine | tee "$RUN/machine.txt" >&2
 
 case " ${SYSTEMS[*]} " in *" kafka "* | *" kafka-flush1 "*) start_kafka "$RUN/kafka" ;; esac
@@ -42,6 +45,9 @@ case " ${SYSTEMS[*]} " in *" noop "*) start_noop ;; esac
 
 bootstrap() {
   case "$1" in shell) echo "127.0.0.1:$SHELL_PORT" ;; noop) echo "127.0.0.1:$NOOP_PORT" ;; *) echo "127.0.0.1:$KAFKA_PORT" ;; esac
+}
+broker_pid() {
+  case "$1" in shell) echo "$SHELL_PID" ;; noop) echo "$NOOP_PID" ;; *) echo "$KAFKA_PID" ;; esac
 }
 topic_for() { # system test round -> a fresh topic, created with the system's settings
   local t="pc-$2-$1-r$3" bs partitions=1 cfg=(); bs="$(bootstrap "$1")"
@@ -62,26 +68,35 @@ for ((round = 1; round <= ROUNDS; round++)); do
       case "$test" in rate*) quiesce ;; esac # the tail at a rate, not the compaction of what came before
       quiet; load="$LOAD"; steal0="$(steal_ticks)"
       bs="$(bootstrap "$sys")"
+      cpu0="$(cpu_ticks "$(broker_pid "$sys")")"; busy0="$(machine_busy_ticks)"
       case "$test" in
         unthrottled | unthrottled16)
           t="$(topic_for "$sys" "$test" "$round")"
           [ "$test" = unthrottled ] && unthrottled_topic[$sys]="$t"
+          records="$RECORDS"
           r="$(produce "$bs" "$t" "$RECORDS" -1 $((RECORDS / 5)))" ;;
         rate2000)
           t="$(topic_for "$sys" "$test" "$round")"
-          r="$(produce "$bs" "$t" $((2000 * RATE_SECONDS)) 2000 $((2000 * 3)))" ;;
+          records=$((2000 * RATE_SECONDS))
+          r="$(produce "$bs" "$t" "$records" 2000 $((2000 * 3)))" ;;
         rate10000)
           t="$(topic_for "$sys" "$test" "$round")"
-          r="$(produce "$bs" "$t" $((10000 * RATE_SECONDS)) 10000 $((10000 * 3)))" ;;
+          records=$((10000 * RATE_SECONDS))
+          r="$(produce "$bs" "$t" "$records" 10000 $((10000 * 3)))" ;;
         consume)
           [ "$sys" = noop ] && continue # it kept nothing to read
+          records="$RECORDS"
           c="$(consume "$bs" "${unthrottled_topic[$sys]}" "$RECORDS")"
           set -- $c
           r="$2 $1 - - - -" ;;
       esac
       steal="$(steal_since "$steal0")"
-      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$sys" "$test" "$load" "$steal" "$(echo "$r" | tr ' ' '\t')" >>"$TSV"
-      log "round $round $test $sys (load $load, $steal s stolen): $r"
+      # The broker's CPU and the whole machine's over the client's run (its JVM start included; Kafka's page-cache
+      # writeback runs in kernel threads and counts in the machine's figure, not in Kafka's).
+      cpu="$(ticks_s "$cpu0" "$(cpu_ticks "$(broker_pid "$sys")")")"; busy="$(ticks_s "$busy0" "$(machine_busy_ticks)")"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$sys" "$test" "$load" "$steal" "$(echo "$r" | tr ' ' '\t')" \
+        "$records" "$cpu" "$busy" >>"$TSV"
+      log "round $round $test $sys (load $load, $steal s stolen, broker $cpu s CPU of the machine's $busy s): $r"
     done
   done
 done

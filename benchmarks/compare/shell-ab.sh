@@ -58,7 +58,7 @@ train_aot "$BASE_TREE"
 mkdir -p "$RUN"
 : >"$RUN/perf.log"
 TSV="$RUN/shell-ab.tsv"
-printf 'round\tsystem\ttest\tload\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\tcpu_ms\tctx_switches\n' >"$TSV"
+printf 'round\tsystem\ttest\tload\tsteal_s\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\tcpu_ms\tctx_switches\n' >"$TSV"
 machine | tee "$RUN/machine.txt" >&2
 
 start_one() { # system root port dir [VAR=value ...] [extra arguments]
@@ -123,6 +123,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
       topic="ab-$test-r$round"
       [ "$test" = consume ] || [ "$test" = backlog ] || [ "$test" = lookup ] || create_topic "$bs" "$topic"
       quiet
+      steal0="$(steal_ticks)"
       cpu0="$(cpu_ms "${SHELL_PIDS[$sys]}")"
       ctx0="$(ctx_switches "${SHELL_PIDS[$sys]}")"
       case "$test" in
@@ -144,7 +145,8 @@ for ((round = 1; round <= ROUNDS; round++)); do
       esac
       cpu="$(( $(cpu_ms "${SHELL_PIDS[$sys]}") - cpu0 ))"
       ctx="$(( $(ctx_switches "${SHELL_PIDS[$sys]}") - ctx0 ))"
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$sys" "$test" "$LOAD" "$(tr ' ' '\t' <<<"$row")" "$cpu" "$ctx" \
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$sys" "$test" "$LOAD" "$(steal_since "$steal0")" \
+        "$(tr ' ' '\t' <<<"$row")" "$cpu" "$ctx" \
         | tee -a "$TSV" >&2
     done
   done
@@ -161,8 +163,9 @@ def med(sys_, test, col):
     v = [float(r[col]) for r in rows if r["system"] == sys_ and r["test"] == test and r[col] != "-"]
     return statistics.median(v) if v else float("nan")
 loads = [float(r["load"]) for r in rows]
+steals = [float(r["steal_s"]) for r in rows]
 print(f"kafka-shell {head} (head) vs {base} (base), medians of {max(int(r['round']) for r in rows)} rounds; load during runs "
-      f"{min(loads):.2f}-{max(loads):.2f}")
+      f"{min(loads):.2f}-{max(loads):.2f}; CPU stolen by the host {min(steals):.1f}-{max(steals):.1f} s per run")
 print("| test | base | head | head / base |")
 print("|---|---:|---:|---:|")
 for test, col, label in [("unthrottled", "rec_s", "unthrottled, rec/s"), ("unthrottled", "p99_ms", "unthrottled p99 ms"),

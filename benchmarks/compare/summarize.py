@@ -9,7 +9,7 @@ rows = list(csv.DictReader(open(path), delimiter="\t"))
 
 
 def med(values):
-    vals = [float(v) for v in values if v not in ("-", "")]
+    vals = [float(v) for v in values if v not in ("-", "", None)]
     return statistics.median(vals) if vals else float("nan")
 
 
@@ -41,14 +41,27 @@ if kind == "produce-consume":
     # broker can give the producer on this machine, its latency the least; "no-op / best Kafka" is the most (throughput)
     # or the least (latency) any broker's ratio to the better Kafka configuration can be here.
     noop = any(r["system"] == "noop" for r in rows)
+    def per_million(column, minus=None):
+        """CPU seconds per million records of the run, from TSVs that have the columns (those from 2026-12-04 on)."""
+        def value(r):
+            if r.get(column) in (None, "", "-") or r.get("records") in (None, "", "-", "0"):
+                return "-"
+            cpu = float(r[column]) - (float(r[minus]) if minus else 0.0)
+            return cpu * 1e6 / float(r["records"])
+        return value
+
+    broker_cpu = ("broker CPU s / 1M records", per_million("broker_cpu_s"), min)
+    rest_cpu = ("rest of the machine CPU s / 1M records", per_million("machine_cpu_s", "broker_cpu_s"), min)
     metrics = {
-        "unthrottled": [("rec/s", "rec_s", max), ("MB/s", "mb_s", max), ("p99 ms", "p99_ms", min)],
-        "unthrottled16": [("rec/s", "rec_s", max), ("MB/s", "mb_s", max), ("p99 ms", "p99_ms", min)],
+        "unthrottled": [("rec/s", "rec_s", max), ("MB/s", "mb_s", max), ("p99 ms", "p99_ms", min), broker_cpu,
+                        rest_cpu],
+        "unthrottled16": [("rec/s", "rec_s", max), ("MB/s", "mb_s", max), ("p99 ms", "p99_ms", min), broker_cpu,
+                          rest_cpu],
         "rate2000": [("achieved rec/s", "rec_s", max), ("p50 ms", "p50_ms", min), ("p99 ms", "p99_ms", min),
                      ("p99.9 ms", "p999_ms", min)],
         "rate10000": [("achieved rec/s", "rec_s", max), ("p50 ms", "p50_ms", min), ("p99 ms", "p99_ms", min),
                       ("p99.9 ms", "p999_ms", min)],
-        "consume": [("fetch MB/s", "mb_s", max)],
+        "consume": [("fetch MB/s", "mb_s", max), broker_cpu],
     }
     n = max(len(v) for v in by.values())
     print(f"\nmedians of {n} rounds; ratios are shell / kafka of the medians; load = 1-min load range over the runs (and the CPU seconds the hypervisor stole per run)\n")
@@ -60,7 +73,9 @@ if kind == "produce-consume":
         if not any(by[(test, s)] for s in systems):
             continue  # not run (TESTS), or a table from before the test existed
         for label, key, better in ms:
-            v = {s: med(r[key] for r in by[(test, s)]) for s in systems + ["noop"]}
+            v = {s: med(key(r) if callable(key) else r[key] for r in by[(test, s)]) for s in systems + ["noop"]}
+            if all(x != x for x in v.values()):
+                continue  # a column this TSV does not have
             allr = [r for s in systems + ["noop"] for r in by[(test, s)]]
             cells = ""
             if noop:
