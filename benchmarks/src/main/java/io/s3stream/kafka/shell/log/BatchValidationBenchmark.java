@@ -24,8 +24,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * kafka-shell's validation of one partition's records in a Produce request ({@link ProduceValidator}, exactly what
- * the broker runs before an append): magic, size, CRC32C of the whole batch, count, timestamps. One op validates one
- * batch of {@code records} × 1 KiB records (128 × 1 KiB ≈ the perf producer's {@code batch.size=131072}), uncompressed;
+ * the broker runs before an append): magic, size, CRC32C of the whole batch, count, timestamps, then every record read
+ * as a consumer reads it. One op validates one batch of {@code records} × 1 KiB records (128 × 1 KiB ≈ the perf
+ * producer's {@code batch.size=131072}), uncompressed, in direct memory (as in the broker) or on the heap;
  * MB/s = ops/s × records × 1 KiB. A white-box benchmark: it lives in the package it measures, which kafka-shell's
  * module does not export.
  *
@@ -43,6 +44,10 @@ public class BatchValidationBenchmark {
     @Param({"1", "16", "128"})
     int records;
 
+    /** Where the batch lives: "direct" as in the broker (a slice of the request frame's direct buffer), or "heap". */
+    @Param({"direct", "heap"})
+    String memory;
+
     private MemoryRecords batch;
 
     @Setup(Level.Trial)
@@ -56,7 +61,14 @@ public class BatchValidationBenchmark {
         for (int i = 0; i < records; i++) {
             builder.append(now, null, value);
         }
-        batch = builder.build();
+        MemoryRecords built = builder.build();
+        if (memory.equals("direct")) {
+            ByteBuffer direct = ByteBuffer.allocateDirect(built.sizeInBytes());
+            direct.put(built.buffer().duplicate()).flip();
+            batch = MemoryRecords.readableRecords(direct);
+        } else {
+            batch = built;
+        }
         ProduceValidator.Result r = validate();
         if (!r.valid()) {
             throw new IllegalStateException("benchmark batch is invalid: " + r);
