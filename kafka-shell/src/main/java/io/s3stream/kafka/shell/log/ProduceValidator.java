@@ -2,10 +2,12 @@ package io.s3stream.kafka.shell.log;
 
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.CompressionType;
+import org.apache.kafka.common.record.internal.DefaultRecordBatch;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Record;
@@ -13,7 +15,10 @@ import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.CloseableIterator;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
 
 /**
  * Validates the records of one partition of a Produce request as Kafka does, before they are appended.
@@ -123,10 +128,12 @@ public final class ProduceValidator {
                 } catch (IllegalArgumentException e) {
                     return Result.error(Errors.CORRUPT_MESSAGE, "unknown compression codec: " + e.getMessage());
                 }
+                int batchStart = records.buffer().position() + validBytes;
                 Result unreadable = codec == CompressionType.NONE
-                        ? UncompressedRecords.check(records.buffer(), records.buffer().position() + validBytes,
-                                batch.sizeInBytes(), count, maxMessageBytes, requireKeys)
-                        : checkRecords(batch, count, maxMessageBytes, requireKeys);
+                        ? UncompressedRecords.check(records.buffer(), batchStart, batch.sizeInBytes(), count,
+                                maxMessageBytes, requireKeys)
+                        : checkCompressed(records.buffer(), batchStart, batch, codec, count, maxMessageBytes,
+                                requireKeys);
                 if (unreadable != null) {
                     return unreadable;
                 }
@@ -151,6 +158,67 @@ public final class ProduceValidator {
                     "a produce request must carry exactly one batch per partition, got " + batches);
         }
         return new Result(Errors.NONE, null, validBytes);
+    }
+
+    /**
+     * Checks the records of a compressed {@code batch} (at absolute position {@code batchStart} of {@code buf}): first
+     * {@link #oversizedClaim} over the decompressed stream, then {@link #checkRecords}; null when all are acceptable.
+     */
+    static Result checkCompressed(ByteBuffer buf, int batchStart, MutableRecordBatch batch, CompressionType codec,
+                                  int count, int maxMessageBytes, boolean requireKeys) {
+        ByteBuffer region = buf.duplicate().limit(batchStart + batch.sizeInBytes())
+                .position(batchStart + DefaultRecordBatch.RECORD_BATCH_OVERHEAD);
+        Result oversized = oversizedClaim(region, codec, count, maxMessageBytes);
+        return oversized != null ? oversized : checkRecords(batch, count, maxMessageBytes, requireKeys);
+    }
+
+    /**
+     * Refuses a compressed batch one of whose records claims a body larger than {@code max.message.bytes}, reading only
+     * the records' length prefixes from the decompressed {@code region} and skipping their bodies; null when no record
+     * claims that much, and whenever the stream ends or fails first (what {@link #checkRecords} then finds decides).
+     *
+     * <p>Design note: Kafka's reading iterator allocates each compressed record's claimed length before it reads a
+     * byte of it: one 40-byte gzip produce whose record claimed 2 GiB made that allocation fail and stopped the broker
+     * ({@code -XX:+ExitOnOutOfMemoryError}). Its skipping iterator does not allocate, but accepts records whose fields
+     * run past their claimed length, which the reading iterator (a consumer's) refuses. So a compressed batch is
+     * decompressed twice: here, bounded, and by the reading iterator, whose allocations this pass bounds by
+     * {@code max.message.bytes}. A record this pass refuses is refused as too large where the iterator might have
+     * called it malformed; both refuse it.
+     */
+    private static Result oversizedClaim(ByteBuffer region, CompressionType codec, int count, int maxMessageBytes) {
+        try (InputStream in = Compression.of(codec).build().wrapForInput(region, RecordBatch.MAGIC_VALUE_V2,
+                BufferSupplier.NO_CACHING)) {
+            for (int n = 0; n < count; n++) {
+                int body = lengthPrefix(in);
+                if (body > maxMessageBytes) {
+                    return Result.error(Errors.MESSAGE_TOO_LARGE, "record " + n + " claims " + body
+                            + " bytes, more than max.message.bytes " + maxMessageBytes);
+                }
+                if (body < 0) {
+                    return null; // the iterator refuses it
+                }
+                in.skipNBytes(body); // EOFException if the stream ends first
+            }
+        } catch (IOException | RuntimeException e) {
+            return null; // a stream that does not decode: the reading iterator says how
+        }
+        return null;
+    }
+
+    /** A zig-zag varint of up to five bytes from {@code in}, or -1 if the stream ends or the varint is too long. */
+    private static int lengthPrefix(InputStream in) throws IOException {
+        int value = 0;
+        for (int shift = 0; shift <= 28; shift += 7) {
+            int b = in.read();
+            if (b < 0) {
+                return -1;
+            }
+            value |= (b & 0x7f) << shift;
+            if ((b & 0x80) == 0) {
+                return (value >>> 1) ^ -(value & 1);
+            }
+        }
+        return -1;
     }
 
     /**

@@ -36,8 +36,8 @@ class UncompressedRecordsTest {
     private static final int CRC_OFFSET = 17;
     private static final int ATTRIBUTES_OFFSET = 21;
     private static final int LENGTH_OFFSET = 8;
-    private static final int RECORDS_OFFSET = 61;
-    private static final int MUTATIONS = 7;
+    static final int RECORDS_OFFSET = 61;
+    static final int MUTATIONS = 7;
     private static final int[] EDGE_INTS = {0, 1, -1, -2, -7, 63, 64, 127, 128, 300, 16_383, 16_384, 1 << 20,
         Integer.MAX_VALUE, Integer.MIN_VALUE, Integer.MAX_VALUE / 2, -(1 << 20)};
 
@@ -166,7 +166,7 @@ class UncompressedRecordsTest {
     }
 
     /** A valid uncompressed v2 batch of 1-40 records with random keys, values and headers, as a producer builds it. */
-    private static byte[] validBatch(SplittableRandom random) {
+    static byte[] validBatch(SplittableRandom random) {
         int n = 1 + random.nextInt(40);
         ByteBuffer out = ByteBuffer.allocate(64 * 1024 + n * 6_000);
         long now = 1_700_000_000_000L;
@@ -200,7 +200,7 @@ class UncompressedRecordsTest {
      * Mutates the records of {@code batch} by {@code kind} (0: unchanged), keeping the batch header consistent (its
      * length field and CRC), so that a reader meets only record-level damage.
      */
-    private static byte[] mutate(byte[] batch, SplittableRandom random, int kind) {
+    static byte[] mutate(byte[] batch, SplittableRandom random, int kind) {
         int recordsBytes = batch.length - RECORDS_OFFSET;
         byte[] out = batch;
         switch (kind) {
@@ -259,7 +259,7 @@ class UncompressedRecordsTest {
     }
 
     /** Sets the batch's length field and CRC to match its bytes. */
-    private static byte[] sealed(byte[] batch) {
+    static byte[] sealed(byte[] batch) {
         ByteBuffer b = ByteBuffer.wrap(batch);
         b.putInt(LENGTH_OFFSET, batch.length - 12);
         CRC32C crc = new CRC32C();
