@@ -46,6 +46,8 @@ class JmhSmokeTest {
                 .param("records", "128")
                 .param("members", "10")
                 .param("subscription", "regex")
+                .param("memory", "direct")
+                .param("codec", "none", "zstd") // the in-place reader and the compressed path
                 .build();
         Collection<RunResult> results = new Runner(options).run();
 

@@ -25,9 +25,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * kafka-shell's validation of one partition's records in a Produce request ({@link ProduceValidator}, exactly what
  * the broker runs before an append): magic, size, CRC32C of the whole batch, count, timestamps, then every record read
- * as a consumer reads it. One op validates one batch of {@code records} × 1 KiB records (128 × 1 KiB ≈ the perf
- * producer's {@code batch.size=131072}), uncompressed, in direct memory (as in the broker) or on the heap;
- * MB/s = ops/s × records × 1 KiB. A white-box benchmark: it lives in the package it measures, which kafka-shell's
+ * as a consumer reads it. One op validates one batch of {@code records} records with 1 KiB values that compress about
+ * 2:1 (128 × 1 KiB ≈ the perf producer's {@code batch.size=131072}), uncompressed or compressed with the codec a
+ * producer chose, in direct memory (as in the broker) or on the heap; MB/s = ops/s × records × 1 KiB. A white-box benchmark: it lives in the package it measures, which kafka-shell's
  * module does not export.
  *
  * <pre>
@@ -48,15 +48,24 @@ public class BatchValidationBenchmark {
     @Param({"direct", "heap"})
     String memory;
 
+    /** The producer's {@code compression.type}: "none", or a codec the broker must decompress to read the records. */
+    @Param({"none", "lz4", "zstd", "gzip"})
+    String codec;
+
     private MemoryRecords batch;
 
     @Setup(Level.Trial)
     public void setUp() {
+        // Random letters of a 16-letter alphabet: values that compress about 2:1, like text.
         byte[] value = new byte[1024];
-        new SplittableRandom(9).nextBytes(value);
+        SplittableRandom random = new SplittableRandom(9);
+        for (int i = 0; i < value.length; i++) {
+            value[i] = (byte) ('a' + random.nextInt(16));
+        }
         ByteBuffer buffer = ByteBuffer.allocate(records * 1100 + 1024);
         long now = System.currentTimeMillis();
-        MemoryRecordsBuilder builder = MemoryRecords.builder(buffer, RecordBatch.CURRENT_MAGIC_VALUE, Compression.NONE,
+        MemoryRecordsBuilder builder = MemoryRecords.builder(buffer, RecordBatch.CURRENT_MAGIC_VALUE,
+                Compression.of(codec).build(),
                 TimestampType.CREATE_TIME, 0L, now, 12345L, (short) 0, 0, false, RecordBatch.NO_PARTITION_LEADER_EPOCH);
         for (int i = 0; i < records; i++) {
             builder.append(now, null, value);
