@@ -13,6 +13,7 @@ import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.utils.BufferSupplier;
+import org.apache.kafka.common.utils.ByteUtils;
 import org.apache.kafka.common.utils.CloseableIterator;
 
 import java.io.IOException;
@@ -189,7 +190,7 @@ public final class ProduceValidator {
         try (InputStream in = Compression.of(codec).build().wrapForInput(region, RecordBatch.MAGIC_VALUE_V2,
                 BufferSupplier.NO_CACHING)) {
             for (int n = 0; n < count; n++) {
-                int body = lengthPrefix(in);
+                int body = ByteUtils.readVarint(in); // an ended stream or an over-long varint throws
                 if (body > maxMessageBytes) {
                     return Result.error(Errors.MESSAGE_TOO_LARGE, "record " + n + " claims " + body
                             + " bytes, more than max.message.bytes " + maxMessageBytes);
@@ -203,22 +204,6 @@ public final class ProduceValidator {
             return null; // a stream that does not decode: the reading iterator says how
         }
         return null;
-    }
-
-    /** A zig-zag varint of up to five bytes from {@code in}, or -1 if the stream ends or the varint is too long. */
-    private static int lengthPrefix(InputStream in) throws IOException {
-        int value = 0;
-        for (int shift = 0; shift <= 28; shift += 7) {
-            int b = in.read();
-            if (b < 0) {
-                return -1;
-            }
-            value |= (b & 0x7f) << shift;
-            if ((b & 0x80) == 0) {
-                return (value >>> 1) ^ -(value & 1);
-            }
-        }
-        return -1;
     }
 
     /**
