@@ -81,6 +81,27 @@ class DistributionIT {
         assertThat(Files.readString(classLoading)).as("the broker's classes come from the cache")
                 .contains("io.s3stream.kafka.shell.KafkaShell source: shared objects file")
                 .contains("io.s3stream.internal.engine.StorageEngine source: shared objects file");
+
+        // A jar replaced after the training: the launcher no longer gives the JVM that cache, which JDK 25.0.3 was
+        // seen to serve stale classes from (benchmarks/README.md), and says why.
+        Path jar;
+        try (var jars = Files.list(home.resolve("lib"))) {
+            jar = jars.filter(p -> p.getFileName().toString().startsWith("s3stream-kafka-shell-")).findFirst()
+                    .orElseThrow();
+        }
+        Files.setLastModifiedTime(jar, java.nio.file.attribute.FileTime.fromMillis(
+                Files.getLastModifiedTime(cache).toMillis() + 60_000));
+        int second = ProcessBrokerTest.freePort();
+        serveAndStop(dir, second, Map.of("KAFKA_SHELL_JAVA_OPTS", "-Xlog:class+load=info:file=" + classLoading),
+                List.of(home.resolve("bin/kafka-shell").toString(),
+                        "--override", "listeners=PLAINTEXT://127.0.0.1:" + second,
+                        "--override", "s3stream.data.dir=" + dir.resolve("second"),
+                        "--override", "s3stream.wal=blockdev://" + dir.resolve("second") + "/wal.img?capacity=64MiB"));
+        assertThat(Files.readString(dir.resolve("shell.log"))).contains("not using the AOT cache " + cache + ": "
+                + jar + " is newer");
+        assertThat(Files.readString(classLoading)).as("the broker's classes come from the jars")
+                .contains("io.s3stream.kafka.shell.KafkaShell source: file:")
+                .doesNotContain("io.s3stream.kafka.shell.KafkaShell source: shared objects file");
     }
 
     /**
