@@ -193,6 +193,17 @@ class ProtocolFuzzTest {
         // now refused as larger than max.message.bytes before the iterator runs.
         bad.put("a compressed record that claims 2 GiB", compressedRecords(plain,
                 new byte[] {(byte) 0xfc, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x0f, 0, 0, 0, 0, 0, 0, 0, 0}));
+        // snappy-java allocates a raw block's claimed uncompressed length before decompressing it: this 73-byte batch
+        // (no stream header, a block claiming 2 GiB - 1) stopped the broker at c03f92d; and a chunk's claimed length
+        // (here 400 MiB, of which 2 KiB follow) before reading it. Both refused before snappy-java sees them.
+        MemoryRecords snappy = MemoryRecords.withRecords(Compression.snappy().build(),
+                new SimpleRecord(1L, null, "s".repeat(2_000).getBytes()));
+        bad.put("a snappy block that claims 2 GiB", withValidCrc(snappy, b -> {
+            b.put(RECORDS_OFFSET, new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x07, 0, 'x'});
+            b.limit(RECORDS_OFFSET + 12).putInt(8, RECORDS_OFFSET + 12 - 12);
+        }));
+        bad.put("a snappy chunk that claims 400 MiB", withValidCrc(snappy,
+                b -> b.putInt(RECORDS_OFFSET + 16, 400 << 20)));
         bad.put("a count larger than the records", withValidCrc(plain, b -> {
             b.putInt(RECORDS_OFFSET - 4, 4);
             b.putInt(23, 3); // lastOffsetDelta agrees with the count, the records do not
@@ -201,8 +212,10 @@ class ProtocolFuzzTest {
         for (Map.Entry<String, MemoryRecords> e : bad.entrySet()) {
             Errors error = produceError(produceFrame(++correlation, e.getValue()), correlation);
             System.out.println("right CRC, " + e.getKey() + ": " + error);
-            if (e.getKey().contains("claims 2 GiB")) {
+            if (e.getKey().contains("compressed record that claims 2 GiB")) {
                 assertThat(error).as(e.getKey()).isEqualTo(Errors.MESSAGE_TOO_LARGE); // and the broker lives on
+            } else if (e.getKey().startsWith("a snappy")) {
+                assertThat(error).as(e.getKey()).isEqualTo(Errors.CORRUPT_MESSAGE); // and the broker lives on
             } else {
                 assertThat(error).as(e.getKey()).isIn(Errors.CORRUPT_MESSAGE, Errors.INVALID_RECORD);
             }

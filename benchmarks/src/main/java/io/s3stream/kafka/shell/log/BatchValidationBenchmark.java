@@ -49,7 +49,7 @@ public class BatchValidationBenchmark {
     String memory;
 
     /** The producer's {@code compression.type}: "none", or a codec the broker must decompress to read the records. */
-    @Param({"none", "lz4", "zstd", "gzip"})
+    @Param({"none", "lz4", "zstd", "gzip", "snappy"})
     String codec;
 
     private MemoryRecords batch;

@@ -1,25 +1,12 @@
 package io.s3stream.kafka.shell.log;
 
-import org.apache.kafka.common.InvalidRecordException;
-import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.CompressionType;
-import org.apache.kafka.common.record.internal.DefaultRecordBatch;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
-import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
-import org.apache.kafka.common.utils.BufferSupplier;
-import org.apache.kafka.common.utils.ByteUtils;
-import org.apache.kafka.common.utils.CloseableIterator;
-
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.BufferUnderflowException;
-import java.nio.ByteBuffer;
 
 /**
  * Validates the records of one partition of a Produce request as Kafka does, before they are appended.
@@ -47,8 +34,10 @@ import java.nio.ByteBuffer;
  * by {@link UncompressedRecords}, which walks the varints as Kafka's {@code DefaultRecord.readFrom} does and refuses
  * exactly what it refuses, with the same error codes, but builds no record, key, value or header objects: through
  * Kafka's iterator a 1 KiB record cost a {@code DefaultRecord} and two buffer slices, 58 % of all the bytes the broker
- * allocated under an unthrottled produce (a JFR allocation profile, 2026-12-04). {@code UncompressedRecordsTest}
- * holds the two readers to the same verdicts over seeded random and mutated batches.
+ * allocated under an unthrottled produce (a JFR allocation profile, 2026-12-04). A compressed batch is decompressed
+ * once by {@link CompressedRecords}, which reads each record's bytes into a reused buffer and walks them the same way.
+ * {@code UncompressedRecordsTest} and {@code CompressedRecordsValidationTest} hold the two readers to the verdicts of
+ * Kafka's iterator over seeded random and mutated batches.
  */
 public final class ProduceValidator {
     private ProduceValidator() {
@@ -133,8 +122,8 @@ public final class ProduceValidator {
                 Result unreadable = codec == CompressionType.NONE
                         ? UncompressedRecords.check(records.buffer(), batchStart, batch.sizeInBytes(), count,
                                 maxMessageBytes, requireKeys)
-                        : checkCompressed(records.buffer(), batchStart, batch, codec, count, maxMessageBytes,
-                                requireKeys);
+                        : CompressedRecords.check(records.buffer(), batchStart, batch.sizeInBytes(), codec, count,
+                                maxMessageBytes, requireKeys);
                 if (unreadable != null) {
                     return unreadable;
                 }
@@ -159,93 +148,5 @@ public final class ProduceValidator {
                     "a produce request must carry exactly one batch per partition, got " + batches);
         }
         return new Result(Errors.NONE, null, validBytes);
-    }
-
-    /**
-     * Checks the records of a compressed {@code batch} (at absolute position {@code batchStart} of {@code buf}): first
-     * {@link #oversizedClaim} over the decompressed stream, then {@link #checkRecords}; null when all are acceptable.
-     */
-    static Result checkCompressed(ByteBuffer buf, int batchStart, MutableRecordBatch batch, CompressionType codec,
-                                  int count, int maxMessageBytes, boolean requireKeys) {
-        ByteBuffer region = buf.duplicate().limit(batchStart + batch.sizeInBytes())
-                .position(batchStart + DefaultRecordBatch.RECORD_BATCH_OVERHEAD);
-        Result oversized = oversizedClaim(region, codec, count, maxMessageBytes);
-        return oversized != null ? oversized : checkRecords(batch, count, maxMessageBytes, requireKeys);
-    }
-
-    /**
-     * Refuses a compressed batch one of whose records claims a body larger than {@code max.message.bytes}, reading only
-     * the records' length prefixes from the decompressed {@code region} and skipping their bodies; null when no record
-     * claims that much, and whenever the stream ends or fails first (what {@link #checkRecords} then finds decides).
-     *
-     * <p>Design note: Kafka's reading iterator allocates each compressed record's claimed length before it reads a
-     * byte of it: one 40-byte gzip produce whose record claimed 2 GiB made that allocation fail and stopped the broker
-     * ({@code -XX:+ExitOnOutOfMemoryError}). Its skipping iterator does not allocate, but accepts records whose fields
-     * run past their claimed length, which the reading iterator (a consumer's) refuses. So a compressed batch is
-     * decompressed twice: here, bounded, and by the reading iterator, whose allocations this pass bounds by
-     * {@code max.message.bytes}. A record this pass refuses is refused as too large where the iterator might have
-     * called it malformed; both refuse it.
-     */
-    private static Result oversizedClaim(ByteBuffer region, CompressionType codec, int count, int maxMessageBytes) {
-        try (InputStream in = Compression.of(codec).build().wrapForInput(region, RecordBatch.MAGIC_VALUE_V2,
-                BufferSupplier.NO_CACHING)) {
-            for (int n = 0; n < count; n++) {
-                int body = ByteUtils.readVarint(in); // an ended stream or an over-long varint throws
-                if (body > maxMessageBytes) {
-                    return Result.error(Errors.MESSAGE_TOO_LARGE, "record " + n + " claims " + body
-                            + " bytes, more than max.message.bytes " + maxMessageBytes);
-                }
-                if (body < 0) {
-                    return null; // the iterator refuses it
-                }
-                in.skipNBytes(body); // EOFException if the stream ends first
-            }
-        } catch (IOException | RuntimeException e) {
-            return null; // a stream that does not decode: the reading iterator says how
-        }
-        return null;
-    }
-
-    /**
-     * Reads every record of a compressed {@code batch} through Kafka's iterator (decompressing it once); null when all
-     * are readable, else why not. Uncompressed batches take {@link UncompressedRecords}, which reads the same fields
-     * without allocating; package-private because {@code UncompressedRecordsTest} holds that reader to this one's
-     * verdicts on uncompressed batches too.
-     */
-    static Result checkRecords(MutableRecordBatch batch, int count, int maxMessageBytes, boolean requireKeys) {
-        String codec = batch.compressionType().name;
-        int n = 0;
-        long expectedOffset = batch.baseOffset();
-        try (CloseableIterator<Record> records = batch.streamingIterator(BufferSupplier.NO_CACHING)) {
-            while (records.hasNext()) {
-                Record r = records.next();
-                if (r.offset() != expectedOffset) {
-                    return Result.error(Errors.INVALID_RECORD, "record " + n + " has offset delta "
-                            + (r.offset() - batch.baseOffset()) + ", expected " + n);
-                }
-                if (requireKeys && !r.hasKey()) {
-                    return Result.error(Errors.INVALID_RECORD, "record " + n + " has no key: a compacted topic "
-                            + "(cleanup.policy=compact) cannot accept records without a key");
-                }
-                if (r.sizeInBytes() > maxMessageBytes) {
-                    return Result.error(Errors.MESSAGE_TOO_LARGE, "record " + n + " of " + r.sizeInBytes()
-                            + " bytes is larger than max.message.bytes " + maxMessageBytes);
-                }
-                expectedOffset++;
-                n++;
-            }
-        } catch (InvalidRecordException e) {
-            return Result.error(Errors.INVALID_RECORD, "record " + n + " is malformed: " + e.getMessage());
-        } catch (CorruptRecordException | BufferUnderflowException | IllegalArgumentException e) {
-            return Result.error(Errors.CORRUPT_MESSAGE, "record " + n + " is malformed: " + e);
-        } catch (KafkaException e) {
-            // A codec's stream that does not decode (gzip claimed over plain bytes, a truncated frame).
-            return Result.error(Errors.CORRUPT_MESSAGE, "records do not decompress as " + codec + ": "
-                    + (e.getCause() != null ? e.getCause() : e));
-        }
-        if (n != count) {
-            return Result.error(Errors.CORRUPT_MESSAGE, "the batch holds " + n + " records but counts " + count);
-        }
-        return null;
     }
 }

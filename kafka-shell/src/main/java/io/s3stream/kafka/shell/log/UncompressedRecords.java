@@ -19,13 +19,14 @@ import java.nio.ByteBuffer;
  * compacted topic (INVALID_RECORD), the record's size against {@code max.message.bytes} (MESSAGE_TOO_LARGE).
  *
  * <p>Absolute reads only: the request's buffer is not moved, and nothing is allocated per record unless one is refused.
+ * {@link CompressedRecords} reuses {@link #body} and {@link #accept} on each record it decompresses.
  */
 final class UncompressedRecords {
     /**
-     * A refusal found by the readers below; never leaves this class. Without a stack trace, and immutable, so the two
-     * shared instances below serve every thread.
+     * A refusal found by the readers below; never leaves this package's record readers. Without a stack trace, and
+     * immutable, so the two shared instances below serve every thread.
      */
-    private static final class Malformed extends Exception {
+    static final class Malformed extends Exception {
         final boolean corrupt; // CORRUPT_MESSAGE rather than INVALID_RECORD
 
         Malformed(String message, boolean corrupt) {
@@ -38,14 +39,22 @@ final class UncompressedRecords {
     private static final Malformed TOO_LONG = new Malformed("Found invalid record structure", false);
     private static final Malformed STRUCTURE = new Malformed("Found invalid record structure", false);
 
-    private final ByteBuffer buf;
-    private final int end;
+    private ByteBuffer buf;
+    private int end;
     private int at;
+    /** The offset delta and key length of the record {@link #body} read last. */
+    private int offsetDelta;
+    private int keyBytes;
 
-    private UncompressedRecords(ByteBuffer buf, int at, int end) {
+    UncompressedRecords() {
+    }
+
+    /** Points this reader at the bytes of {@code buf} from absolute position {@code at} up to {@code end}. */
+    UncompressedRecords reset(ByteBuffer buf, int at, int end) {
         this.buf = buf;
         this.at = at;
         this.end = end;
+        return this;
     }
 
     /**
@@ -54,37 +63,49 @@ final class UncompressedRecords {
      */
     static ProduceValidator.Result check(ByteBuffer buf, int batchStart, int batchBytes, int count,
                                          int maxMessageBytes, boolean requireKeys) {
-        UncompressedRecords r = new UncompressedRecords(buf, batchStart + DefaultRecordBatch.RECORD_BATCH_OVERHEAD,
-                batchStart + batchBytes);
+        UncompressedRecords r = new UncompressedRecords().reset(buf,
+                batchStart + DefaultRecordBatch.RECORD_BATCH_OVERHEAD, batchStart + batchBytes);
         int n = 0;
         try {
             for (; n < count; n++) {
-                ProduceValidator.Result refused = r.next(n, n == count - 1, maxMessageBytes, requireKeys);
+                int bodyBytes = r.recordLength();
+                if (r.end - r.at < bodyBytes) {
+                    throw new Malformed("Invalid record size: expected " + bodyBytes + " bytes in record payload, but"
+                            + " instead the buffer has only " + (r.end - r.at) + " remaining bytes.", false);
+                }
+                r.body(bodyBytes);
+                if (n == count - 1 && r.at != r.end) {
+                    throw new Malformed("Incorrect declared batch size, records still remaining in file", false);
+                }
+                ProduceValidator.Result refused = r.accept(n, varintSize(bodyBytes) + bodyBytes, maxMessageBytes,
+                        requireKeys);
                 if (refused != null) {
                     return refused;
                 }
             }
         } catch (Malformed e) {
-            return ProduceValidator.Result.error(e.corrupt ? Errors.CORRUPT_MESSAGE : Errors.INVALID_RECORD,
-                    "record " + n + " is malformed: " + e.getMessage());
+            return r.refusal(n, e);
         }
         return null;
     }
 
-    /** Reads record {@code n}; null if it is acceptable. */
-    private ProduceValidator.Result next(int n, boolean last, int maxMessageBytes, boolean requireKeys)
-            throws Malformed {
-        int bodyBytes = recordLength();
-        if (end - at < bodyBytes) {
-            throw new Malformed("Invalid record size: expected " + bodyBytes + " bytes in record payload, but instead"
-                    + " the buffer has only " + (end - at) + " remaining bytes.", false);
-        }
-        int totalBytes = varintSize(bodyBytes) + bodyBytes;
+    /** The refusal of record {@code n} for {@code e}, with the code Kafka's iterator gives. */
+    ProduceValidator.Result refusal(int n, Malformed e) {
+        return ProduceValidator.Result.error(e.corrupt ? Errors.CORRUPT_MESSAGE : Errors.INVALID_RECORD,
+                "record " + n + " is malformed: " + e.getMessage());
+    }
+
+    /**
+     * Reads one record's body of {@code bodyBytes} bytes from the current position, as Kafka's
+     * {@code DefaultRecord.readFrom} reads it: attributes, timestamp delta, offset delta, key, value, headers; throws
+     * if it does not parse or does not take exactly {@code bodyBytes} bytes.
+     */
+    void body(int bodyBytes) throws Malformed {
         int bodyStart = at;
         skip(1); // attributes
         skipVarlong(); // timestamp delta
-        int offsetDelta = varint();
-        int keyBytes = varint();
+        offsetDelta = varint();
+        keyBytes = varint();
         if (keyBytes >= 0) {
             skip(keyBytes);
         }
@@ -115,9 +136,13 @@ final class UncompressedRecords {
             throw new Malformed("Invalid record size: expected to read " + bodyBytes + " bytes in record payload, but"
                     + " instead read " + (at - bodyStart), false);
         }
-        if (last && at != end) {
-            throw new Malformed("Incorrect declared batch size, records still remaining in file", false);
-        }
+    }
+
+    /**
+     * The validator's own checks of record {@code n}, which {@link #body} read and which takes {@code totalBytes} with
+     * its length prefix: its offset delta, its key on a compacted topic, its size; null if it is acceptable.
+     */
+    ProduceValidator.Result accept(int n, int totalBytes, int maxMessageBytes, boolean requireKeys) {
         if (offsetDelta != n) {
             return ProduceValidator.Result.error(Errors.INVALID_RECORD, "record " + n + " has offset delta "
                     + offsetDelta + ", expected " + n);
@@ -191,7 +216,7 @@ final class UncompressedRecords {
         throw structure(); // Kafka's "Varlong is too long", inside the record's try block
     }
 
-    private static int varintSize(int value) {
+    static int varintSize(int value) {
         int v = (value << 1) ^ (value >> 31);
         int bytes = 1;
         while ((v & 0xffffff80) != 0) {

@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@link UncompressedRecords} (the validator's in-place reader of uncompressed batches) against the reader it replaced,
- * Kafka's own record iterator as {@link ProduceValidator#checkRecords} runs it, over seeded batches: valid ones of
+ * Kafka's own record iterator as {@link KafkaReadingIterator} runs it, over seeded batches: valid ones of
  * random keys, values and headers (null, empty and large), and the same with their records mutated and the batch CRC
  * recomputed, so that only the records are wrong: bits flipped, varints written over fields (negative, huge, five bytes
  * with the high bits of the fifth set, too long), the batch cut short or padded with bytes no record claims. Both must
@@ -59,7 +59,7 @@ class UncompressedRecordsTest {
 
             ProduceValidator.Result kafka;
             try {
-                kafka = ProduceValidator.checkRecords(parsed, count, maxMessageBytes, requireKeys);
+                kafka = KafkaReadingIterator.verdict(parsed, count, maxMessageBytes, requireKeys);
             } catch (OutOfMemoryError e) {
                 // Kafka's reader allocates a header key's claimed length before it looks for the bytes: a mutated
                 // length near 2^31 cannot be allocated, and could not have fit in the batch (its underflow, had the
@@ -116,13 +116,13 @@ class UncompressedRecordsTest {
             0x01});
         assertThat(check(longPrefix, false).error()).isEqualTo(Errors.CORRUPT_MESSAGE);
         assertThat(check(longPrefix, false).error())
-                .isEqualTo(ProduceValidator.checkRecords(parse(longPrefix), 1, 1_048_588, false).error());
+                .isEqualTo(KafkaReadingIterator.verdict(parse(longPrefix), 1, 1_048_588, false).error());
         // A body whose offset delta is a six-byte varint: inside Kafka's try block, so an invalid record.
         byte[] body = {0, 0, (byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, 0x01, 1, 1, 0};
         byte[] longBody = withRawRecords(concat(varint(body.length), body));
         assertThat(check(longBody, false).error()).isEqualTo(Errors.INVALID_RECORD);
         assertThat(check(longBody, false).error())
-                .isEqualTo(ProduceValidator.checkRecords(parse(longBody), 1, 1_048_588, false).error());
+                .isEqualTo(KafkaReadingIterator.verdict(parse(longBody), 1, 1_048_588, false).error());
     }
 
     @Test
@@ -134,7 +134,7 @@ class UncompressedRecordsTest {
             byte[] body = concat(new byte[] {0}, timestamp, varint(0), varint(-1), varint(1), new byte[] {42},
                     varint(0));
             byte[] batch = withRawRecords(concat(varint(body.length), body));
-            ProduceValidator.Result kafka = ProduceValidator.checkRecords(parse(batch), 1, 1_048_588, false);
+            ProduceValidator.Result kafka = KafkaReadingIterator.verdict(parse(batch), 1, 1_048_588, false);
             ProduceValidator.Result ours = check(batch, false);
             assertThat(ours == null ? Errors.NONE : ours.error()).as("a %d-byte varlong", length)
                     .isEqualTo(kafka == null ? Errors.NONE : kafka.error())
