@@ -1,6 +1,8 @@
 package io.s3stream.kafka.shell;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -10,9 +12,11 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -84,6 +88,37 @@ class AdminExtrasTest {
                         .contains(new TopicPartition("cfg", 0), new TopicPartition("cfg", 1));
             }
         }
+    }
+
+    /** The produce path keeps each topic's settings: an altered config must apply to the very next produce. */
+    @Test
+    void alteredTopicConfigsApplyToTheNextProduce() throws Exception {
+        try (ShellFixture fx = new ShellFixture(); Admin admin = fx.admin();
+             KafkaProducer<String, String> producer = fx.producer(Map.of("retries", "0"))) {
+            admin.createTopics(List.of(new NewTopic("limits", 1, (short) 1))).all().get();
+            var res = new ConfigResource(ConfigResource.Type.TOPIC, "limits");
+            String big = "b".repeat(5_000);
+            assertThat(producer.send(new ProducerRecord<>("limits", big)).get().offset()).isZero();
+
+            alter(admin, res, "max.message.bytes", "2000", AlterConfigOp.OpType.SET);
+            assertThatThrownBy(() -> producer.send(new ProducerRecord<>("limits", big)).get())
+                    .hasCauseInstanceOf(RecordTooLargeException.class);
+            assertThat(producer.send(new ProducerRecord<>("limits", "small")).get().offset()).isEqualTo(1);
+
+            alter(admin, res, "message.timestamp.type", "LogAppendTime", AlterConfigOp.OpType.SET);
+            long before = System.currentTimeMillis();
+            var appended = producer.send(new ProducerRecord<>("limits", null, 1_000L, null, "old")).get();
+            assertThat(appended.timestamp()).as("the broker's time, not the record's").isGreaterThanOrEqualTo(before);
+
+            alter(admin, res, "max.message.bytes", null, AlterConfigOp.OpType.DELETE);
+            assertThat(producer.send(new ProducerRecord<>("limits", big)).get().offset()).isEqualTo(3);
+        }
+    }
+
+    private static void alter(Admin admin, ConfigResource res, String key, String value, AlterConfigOp.OpType op)
+            throws Exception {
+        admin.incrementalAlterConfigs(Map.of(res, List.of(new AlterConfigOp(new ConfigEntry(key, value), op))))
+                .all().get();
     }
 
     @Test

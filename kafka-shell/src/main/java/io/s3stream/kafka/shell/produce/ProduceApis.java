@@ -27,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Produce: validates each partition's batch as Kafka does ({@link ProduceValidator}) and appends it to the partition's
@@ -37,6 +38,25 @@ public final class ProduceApis implements ApiFamily {
     private final ShellConfig config;
     private final TopicRegistry topics;
     private final ShellMetrics metrics;
+    /**
+     * The produce settings of each set of topic overrides seen (a topic's configs are immutable maps, replaced when
+     * altered), so that a produce request no longer builds the effective config (a sorted map of 15 entries) and
+     * parses four of its values. Two threads may both fill an entry; they fill it alike. Bounded: cleared when it
+     * holds {@value #MAX_SETTINGS} sets.
+     */
+    private final Map<Map<String, String>, ProduceSettings> settings = new ConcurrentHashMap<>();
+    private static final int MAX_SETTINGS = 1_024;
+
+    /** What the validator and the append need of a topic's effective config. */
+    private record ProduceSettings(int maxMessageBytes, boolean logAppendTime, long timestampAfterMaxMs,
+                                   long timestampBeforeMaxMs, boolean compacts) {
+        static ProduceSettings of(Map<String, String> cfg) {
+            return new ProduceSettings(Integer.parseInt(cfg.get("max.message.bytes")),
+                    "LogAppendTime".equals(cfg.get("message.timestamp.type")),
+                    Long.parseLong(cfg.get("message.timestamp.after.max.ms")),
+                    Long.parseLong(cfg.get("message.timestamp.before.max.ms")), KafkaKeyCompaction.compacts(cfg));
+        }
+    }
 
     public ProduceApis(ShellConfig config, TopicRegistry topics, ShellMetrics metrics, Authorization auth) {
         this.config = config;
@@ -101,6 +121,18 @@ public final class ProduceApis implements ApiFamily {
                 .setBaseOffset(-1).setLogAppendTimeMs(-1).setLogStartOffset(-1).setErrorMessage(message);
     }
 
+    private ProduceSettings settingsOf(TopicRegistry.Topic topic) {
+        ProduceSettings s = settings.get(topic.configs());
+        if (s == null) {
+            s = ProduceSettings.of(TopicConfigs.effective(config, topic.configs()));
+            if (settings.size() >= MAX_SETTINGS) {
+                settings.clear();
+            }
+            settings.put(topic.configs(), s);
+        }
+        return s;
+    }
+
     /** Validates the partition's records as Kafka does, then appends the single batch. */
     private CompletableFuture<ProduceResponseData.PartitionProduceResponse> appendPartition(
             TopicRegistry.Topic topic, PartitionLog log, ProduceRequestData.PartitionProduceData pd) {
@@ -108,13 +140,10 @@ public final class ProduceApis implements ApiFamily {
         if (!(pd.records() instanceof MemoryRecords records) || records.sizeInBytes() == 0) {
             return CompletableFuture.completedFuture(partitionError(index, Errors.CORRUPT_MESSAGE, "no records"));
         }
-        Map<String, String> cfg = TopicConfigs.effective(config, topic.configs());
-        boolean logAppendTime = "LogAppendTime".equals(cfg.get("message.timestamp.type"));
-        ProduceValidator.Result check = ProduceValidator.validate(records,
-                Integer.parseInt(cfg.get("max.message.bytes")), logAppendTime,
-                Long.parseLong(cfg.get("message.timestamp.after.max.ms")),
-                Long.parseLong(cfg.get("message.timestamp.before.max.ms")), System.currentTimeMillis(),
-                KafkaKeyCompaction.compacts(cfg));
+        ProduceSettings s = settingsOf(topic);
+        boolean logAppendTime = s.logAppendTime();
+        ProduceValidator.Result check = ProduceValidator.validate(records, s.maxMessageBytes(), logAppendTime,
+                s.timestampAfterMaxMs(), s.timestampBeforeMaxMs(), System.currentTimeMillis(), s.compacts());
         if (!check.valid()) {
             return CompletableFuture.completedFuture(partitionError(index, check.error(), check.message()));
         }
