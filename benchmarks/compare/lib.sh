@@ -292,15 +292,17 @@ create_topic() { # bootstrap topic [config=value ...]; PARTITIONS=N (default 1) 
 }
 
 # produce bootstrap topic records throughput warmup: ProducerPerformance, 1 KiB, acks=all linger.ms=5 batch.size=131072.
+# PRODUCER_PROPS: more producer properties, space-separated key=value (e.g. "compression.type=lz4").
 # Prints: records_per_s mb_per_s avg_ms p50_ms p99_ms p999_ms (of the steady state after the warm-up records)
 produce() {
-  local bs="$1" topic="$2" records="$3" tput="$4" warmup="$5" out
+  local bs="$1" topic="$2" records="$3" tput="$4" warmup="$5" out extra=()
+  read -r -a extra <<<"${PRODUCER_PROPS:-}"
   ((warmup < records / 2)) || warmup=$((records / 2))
   # Each output line gets the wall-clock time it was printed at, so perf.log's 5-s windows line up with a broker's
   # JFR recording or logs.
   out="$(kt org.apache.kafka.tools.ProducerPerformance --topic "$topic" --num-records "$records" --record-size 1024 \
     --throughput "$tput" --warmup-records "$warmup" \
-    --command-property bootstrap.servers="$bs" acks=all linger.ms=5 batch.size=131072 2>&1 |
+    --command-property bootstrap.servers="$bs" acks=all linger.ms=5 batch.size=131072 "${extra[@]}" 2>&1 |
     while IFS= read -r line; do printf '%s %s\n' "$(date -u +%H:%M:%S.%3N)" "$line"; done)"
   printf '%s\n' "$out" >>"$RUN/perf.log"
   printf '%s\n' "$out" | python3 "$COMPARE/parse_perf.py" producer

@@ -9,6 +9,7 @@
 # KAFKA_SHELL_JAVA_OPTS, KAFKA_SHELL_HEAP...), printed with the table. BASE_ARGS / HEAD_ARGS: extra arguments of that
 # side's bin/kafka-shell, e.g. HEAD_ARGS="--override s3stream.object.store=file:///dev/shm/ab-objects". STORE=minio
 # starts one MinIO and puts each shell's objects in it (s3://bench/ab-base and s3://bench/ab-head) instead of file://.
+# PRODUCER_PROPS: more properties for every producer, both sides (e.g. "compression.type=lz4"), printed with the table.
 # "base" is BASE exported (git archive) into .work/ab-base and built there (offline when the local repository has all);
 # "head" is this working tree. Tests (TESTS, default "unthrottled rate10000"): unthrottled throughput; latency at a
 # fixed 10,000 rec/s (rate10000) or 2,000 rec/s (rate2000); "consume": ConsumerPerformance reading that round's
@@ -155,7 +156,7 @@ done
 # The table's header names each side's arguments, with any secretKey=... in a store URI masked.
 masked() { sed -E 's/(secretKey=)[^& ]*/\1****/g' <<<"$1"; }
 python3 - "$TSV" "$(masked "$base_rev${BASE_ENV:+ with $BASE_ENV}${BASE_ARGS:+ $BASE_ARGS}")" \
-  "$(masked "$head_rev${HEAD_ENV:+ with $HEAD_ENV}${HEAD_ARGS:+ $HEAD_ARGS}")" <<'PY'
+  "$(masked "$head_rev${HEAD_ENV:+ with $HEAD_ENV}${HEAD_ARGS:+ $HEAD_ARGS}")" "${PRODUCER_PROPS:-}" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 base, head = sys.argv[2], sys.argv[3]
@@ -165,7 +166,8 @@ def med(sys_, test, col):
 loads = [float(r["load"]) for r in rows]
 steals = [float(r["steal_s"]) for r in rows]
 print(f"kafka-shell {head} (head) vs {base} (base), medians of {max(int(r['round']) for r in rows)} rounds; load during runs "
-      f"{min(loads):.2f}-{max(loads):.2f}; CPU stolen by the host {min(steals):.1f}-{max(steals):.1f} s per run")
+      f"{min(loads):.2f}-{max(loads):.2f}; CPU stolen by the host {min(steals):.1f}-{max(steals):.1f} s per run"
+      + (f"; producers with {sys.argv[4]}" if sys.argv[4] else ""))
 print("| test | base | head | head / base |")
 print("|---|---:|---:|---:|")
 for test, col, label in [("unthrottled", "rec_s", "unthrottled, rec/s"), ("unthrottled", "p99_ms", "unthrottled p99 ms"),
