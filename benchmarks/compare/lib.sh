@@ -337,12 +337,26 @@ steal_since() { awk -v t0="$1" -v t1="$(steal_ticks)" -v hz="$(getconf CLK_TCK)"
 
 # Percent of the machine's CPU (all cores) the hypervisor stole over the next "$1" seconds.
 steal_pct() {
-  local s0 s1
-  s0="$(awk '/^cpu / { for (i = 2; i <= 9; i++) t += $i; print $9, t }' /proc/stat)"
+  local mark; mark="$(steal_mark)"
   sleep "$1"
-  s1="$(awk '/^cpu / { for (i = 2; i <= 9; i++) t += $i; print $9, t }' /proc/stat)"
-  awk -v a="$s0" -v b="$s1" 'BEGIN { split(a, x, " "); split(b, y, " "); t = y[2] - x[2]
+  steal_pct_since "$mark"
+}
+
+# The machine's steal and total CPU ticks so far, for steal_pct_since.
+steal_mark() { awk '/^cpu / { for (i = 2; i <= 9; i++) t += $i; print $9, t }' /proc/stat; }
+# Percent of the machine's CPU (all cores) the hypervisor stole since the steal_mark reading "$1".
+steal_pct_since() {
+  awk -v a="$1" -v b="$(steal_mark)" 'BEGIN { split(a, x, " "); split(b, y, " "); t = y[2] - x[2]
     printf "%.1f", (t > 0 ? 100 * (y[1] - x[1]) / t : 0) }'
+}
+
+# Whether a run that started at the steal_mark "$1" and was attempt "$2" is to be discarded and run again: the host
+# stole more than MAX_RUN_STEAL_PCT percent (default 5) of the machine's CPU during it, and fewer than STEAL_RETRIES
+# (default 2) attempts were discarded before it (the last attempt is kept whatever its steal). quiet() samples only
+# before a run; a core can be taken in the middle of one. Sets STOLEN_PCT.
+run_stolen() {
+  STOLEN_PCT="$(steal_pct_since "$1")"
+  (($2 <= ${STEAL_RETRIES:-2})) && awk -v p="$STOLEN_PCT" -v m="${MAX_RUN_STEAL_PCT:-5}" 'BEGIN { exit !(p > m) }'
 }
 
 # CPU ticks (user + system, CLK_TCK per second) the process has used so far.

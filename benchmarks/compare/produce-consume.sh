@@ -15,7 +15,11 @@
 # each with the run's load, the CPU seconds the hypervisor stole during it (steal_s, lib.sh's steal_ticks), the
 # records the run sent or read, and the CPU seconds the broker process and the whole machine used meanwhile
 # (broker_cpu_s, machine_cpu_s; the table prints both per million records: on two cores shared with the client, a
-# broker's CPU per record is what it takes from the producer's throughput).
+# broker's CPU per record is what it takes from the producer's throughput). lib.sh's quiet() waits for a low load and
+# little steal before each run, but the host can take a core in the middle of one: a run during which it stole more
+# than MAX_RUN_STEAL_PCT percent of the machine's CPU (default 5) is written to .work/run/produce-consume/discarded.tsv
+# instead and run again on a fresh topic, up to STEAL_RETRIES times (default 2; the last attempt is kept whatever its
+# steal).
 # Before each rate test, after more than 1.5 GB written to the disk since the last such wait, the script waits until
 # the disk has been idle for 90 s (lib.sh's quiesce: every broker done compacting or flushing the unthrottled tests'
 # data; QUIESCE=0 turns it off, QUIESCE_IDLE_S/QUIESCE_AFTER_MB/QUIESCE_MAX_S tune it).
@@ -36,6 +40,8 @@ mkdir -p "$RUN"
 : >"$RUN/perf.log"
 TSV="$RUN/produce-consume.tsv"
 printf 'round\tsystem\ttest\tload\tsteal_s\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\trecords\tbroker_cpu_s\tmachine_cpu_s\n' >"$TSV"
+printf 'round\tsystem\ttest\tload\tsteal_s\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\trecords\tbroker_cpu_s\tmachine_cpu_s\tsteal_pct\n' \
+  >"$RUN/discarded.tsv"
 machine | tee "$RUN/machine.txt" >&2
 
 case " ${SYSTEMS[*]} " in *" kafka "* | *" kafka-flush1 "*) start_kafka "$RUN/kafka" ;; esac
@@ -64,39 +70,50 @@ for ((round = 1; round <= ROUNDS; round++)); do
   declare -A unthrottled_topic=()
   for test in $TESTS; do
     for sys in "${order[@]}"; do
-      sleep "$SETTLE"
-      case "$test" in rate*) quiesce ;; esac # the tail at a rate, not the compaction of what came before
-      quiet; load="$LOAD"; steal0="$(steal_ticks)"
-      bs="$(bootstrap "$sys")"
-      cpu0="$(cpu_ticks "$(broker_pid "$sys")")"; busy0="$(machine_busy_ticks)"
-      case "$test" in
-        unthrottled | unthrottled16)
-          t="$(topic_for "$sys" "$test" "$round")"
-          [ "$test" = unthrottled ] && unthrottled_topic[$sys]="$t"
-          records="$RECORDS"
-          r="$(produce "$bs" "$t" "$RECORDS" -1 $((RECORDS / 5)))" ;;
-        rate2000)
-          t="$(topic_for "$sys" "$test" "$round")"
-          records=$((2000 * RATE_SECONDS))
-          r="$(produce "$bs" "$t" "$records" 2000 $((2000 * 3)))" ;;
-        rate10000)
-          t="$(topic_for "$sys" "$test" "$round")"
-          records=$((10000 * RATE_SECONDS))
-          r="$(produce "$bs" "$t" "$records" 10000 $((10000 * 3)))" ;;
-        consume)
-          [ "$sys" = noop ] && continue # it kept nothing to read
-          records="$RECORDS"
-          c="$(consume "$bs" "${unthrottled_topic[$sys]}" "$RECORDS")"
-          set -- $c
-          r="$2 $1 - - - -" ;;
-      esac
-      steal="$(steal_since "$steal0")"
-      # The broker's CPU and the whole machine's over the client's run (its JVM start included; Kafka's page-cache
-      # writeback runs in kernel threads and counts in the machine's figure, not in Kafka's).
-      cpu="$(ticks_s "$cpu0" "$(cpu_ticks "$(broker_pid "$sys")")")"; busy="$(ticks_s "$busy0" "$(machine_busy_ticks)")"
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$sys" "$test" "$load" "$steal" "$(echo "$r" | tr ' ' '\t')" \
-        "$records" "$cpu" "$busy" >>"$TSV"
-      log "round $round $test $sys (load $load, $steal s stolen, broker $cpu s CPU of the machine's $busy s): $r"
+      [ "$test" = consume ] && [ "$sys" = noop ] && continue # it kept nothing to read
+      # A run the host stole from is written to discarded.tsv and run again on its own topic (lib.sh's run_stolen).
+      for ((attempt = 1; ; attempt++)); do
+        sleep "$SETTLE"
+        case "$test" in rate*) quiesce ;; esac # the tail at a rate, not the compaction of what came before
+        quiet; load="$LOAD"; steal0="$(steal_ticks)"; share0="$(steal_mark)"
+        tr="$round"; ((attempt == 1)) || tr="$round-a$attempt"
+        bs="$(bootstrap "$sys")"
+        cpu0="$(cpu_ticks "$(broker_pid "$sys")")"; busy0="$(machine_busy_ticks)"
+        case "$test" in
+          unthrottled | unthrottled16)
+            t="$(topic_for "$sys" "$test" "$tr")"
+            [ "$test" = unthrottled ] && unthrottled_topic[$sys]="$t"
+            records="$RECORDS"
+            r="$(produce "$bs" "$t" "$RECORDS" -1 $((RECORDS / 5)))" ;;
+          rate2000)
+            t="$(topic_for "$sys" "$test" "$tr")"
+            records=$((2000 * RATE_SECONDS))
+            r="$(produce "$bs" "$t" "$records" 2000 $((2000 * 3)))" ;;
+          rate10000)
+            t="$(topic_for "$sys" "$test" "$tr")"
+            records=$((10000 * RATE_SECONDS))
+            r="$(produce "$bs" "$t" "$records" 10000 $((10000 * 3)))" ;;
+          consume)
+            records="$RECORDS"
+            c="$(consume "$bs" "${unthrottled_topic[$sys]}" "$RECORDS")"
+            set -- $c
+            r="$2 $1 - - - -" ;;
+        esac
+        steal="$(steal_since "$steal0")"
+        # The broker's CPU and the whole machine's over the client's run (its JVM start included; Kafka's page-cache
+        # writeback runs in kernel threads and counts in the machine's figure, not in Kafka's).
+        cpu="$(ticks_s "$cpu0" "$(cpu_ticks "$(broker_pid "$sys")")")"; busy="$(ticks_s "$busy0" "$(machine_busy_ticks)")"
+        row="$(printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s' "$round" "$sys" "$test" "$load" "$steal" \
+          "$(echo "$r" | tr ' ' '\t')" "$records" "$cpu" "$busy")"
+        if run_stolen "$share0" "$attempt"; then
+          printf '%s\t%s\n' "$row" "$STOLEN_PCT" >>"$RUN/discarded.tsv"
+          log "round $round $test $sys: the host stole $steal s ($STOLEN_PCT % of the CPU) during the run: discarded, again"
+          continue
+        fi
+        printf '%s\n' "$row" >>"$TSV"
+        log "round $round $test $sys (load $load, $steal s stolen, broker $cpu s CPU of the machine's $busy s): $r"
+        break
+      done
     done
   done
 done

@@ -10,6 +10,8 @@
 # side's bin/kafka-shell, e.g. HEAD_ARGS="--override s3stream.object.store=file:///dev/shm/ab-objects". STORE=minio
 # starts one MinIO and puts each shell's objects in it (s3://bench/ab-base and s3://bench/ab-head) instead of file://.
 # PRODUCER_PROPS: more properties for every producer, both sides (e.g. "compression.type=lz4"), printed with the table.
+# A run during which the host stole more than MAX_RUN_STEAL_PCT percent of the CPU (default 5) goes to discarded.tsv
+# and is run again, up to STEAL_RETRIES times (default 2; lib.sh's run_stolen).
 # "base" is BASE exported (git archive) into .work/ab-base and built there (offline when the local repository has all);
 # "head" is this working tree. Tests (TESTS, default "unthrottled rate10000"): unthrottled throughput; latency at a
 # fixed 10,000 rec/s (rate10000) or 2,000 rec/s (rate2000); "consume": ConsumerPerformance reading that round's
@@ -60,6 +62,8 @@ mkdir -p "$RUN"
 : >"$RUN/perf.log"
 TSV="$RUN/shell-ab.tsv"
 printf 'round\tsystem\ttest\tload\tsteal_s\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\tcpu_ms\tctx_switches\n' >"$TSV"
+printf 'round\tsystem\ttest\tload\tsteal_s\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\tcpu_ms\tctx_switches\tsteal_pct\n' \
+  >"$RUN/discarded.tsv"
 machine | tee "$RUN/machine.txt" >&2
 
 start_one() { # system root port dir [VAR=value ...] [extra arguments]
@@ -90,7 +94,7 @@ start_one head "$ROOT" "$SHELL_PORT" "$RUN/head" "${HEAD_ENV:-}" "${HEAD_ARGS:-}
 port() { case "$1" in base) echo "$BASE_PORT" ;; head) echo "$SHELL_PORT" ;; esac; }
 
 SYSTEMS=(base head)
-declare -A BACKLOG_FROM_MS=() BACKLOG_TO_MS=()
+declare -A BACKLOG_FROM_MS=() BACKLOG_TO_MS=() UNTHROTTLED_TOPIC=()
 if [[ " ${TESTS[*]} " == *" backlog "* || " ${TESTS[*]} " == *" lookup "* ]]; then
   for sys in "${SYSTEMS[@]}"; do
     create_topic "127.0.0.1:$(port "$sys")" ab-backlog
@@ -120,35 +124,45 @@ for ((round = 1; round <= ROUNDS; round++)); do
   if ((round % 2)); then order=(base head); else order=(head base); fi
   for test in "${TESTS[@]}"; do
     for sys in "${order[@]}"; do
-      bs="127.0.0.1:$(port "$sys")"
-      topic="ab-$test-r$round"
-      [ "$test" = consume ] || [ "$test" = backlog ] || [ "$test" = lookup ] || create_topic "$bs" "$topic"
-      quiet
-      steal0="$(steal_ticks)"
-      cpu0="$(cpu_ms "${SHELL_PIDS[$sys]}")"
-      ctx0="$(ctx_switches "${SHELL_PIDS[$sys]}")"
-      case "$test" in
-        unthrottled) row="$(produce "$bs" "$topic" "$RECORDS" -1 $((RECORDS / 5)))" ;;
-        rate2000) row="$(produce "$bs" "$topic" $((2000 * RATE_SECONDS)) 2000 $((2000 * 3)))" ;;
-        rate10000) row="$(produce "$bs" "$topic" $((10000 * RATE_SECONDS)) 10000 $((10000 * 3)))" ;;
-        consume)
-          # shellcheck disable=SC2046 # two numbers: MB/s and rec/s
-          set -- $(consume "$bs" "ab-unthrottled-r$round" "$RECORDS")
-          row="$2 $1 - - - -" ;;
-        backlog)
-          # shellcheck disable=SC2046
-          set -- $(consume "$bs" ab-backlog "$BACKLOG_RECORDS")
-          row="$2 $1 - - - -" ;;
-        lookup)
-          # shellcheck disable=SC2046 # two numbers: the median lookup's ms and the latest lookup's
-          set -- $(lookup "$bs" "$sys")
-          row="- - $1 $2 - -" ;;
-      esac
-      cpu="$(( $(cpu_ms "${SHELL_PIDS[$sys]}") - cpu0 ))"
-      ctx="$(( $(ctx_switches "${SHELL_PIDS[$sys]}") - ctx0 ))"
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$sys" "$test" "$LOAD" "$(steal_since "$steal0")" \
-        "$(tr ' ' '\t' <<<"$row")" "$cpu" "$ctx" \
-        | tee -a "$TSV" >&2
+      # A run the host stole from is written to discarded.tsv and run again on its own topic (lib.sh's run_stolen).
+      for ((attempt = 1; ; attempt++)); do
+        bs="127.0.0.1:$(port "$sys")"
+        topic="ab-$test-r$round"; ((attempt == 1)) || topic="ab-$test-r$round-a$attempt"
+        [ "$test" = consume ] || [ "$test" = backlog ] || [ "$test" = lookup ] || create_topic "$bs" "$topic"
+        [ "$test" = unthrottled ] && UNTHROTTLED_TOPIC[$sys]="$topic"
+        quiet
+        steal0="$(steal_ticks)"; mark="$(steal_mark)"
+        cpu0="$(cpu_ms "${SHELL_PIDS[$sys]}")"
+        ctx0="$(ctx_switches "${SHELL_PIDS[$sys]}")"
+        case "$test" in
+          unthrottled) row="$(produce "$bs" "$topic" "$RECORDS" -1 $((RECORDS / 5)))" ;;
+          rate2000) row="$(produce "$bs" "$topic" $((2000 * RATE_SECONDS)) 2000 $((2000 * 3)))" ;;
+          rate10000) row="$(produce "$bs" "$topic" $((10000 * RATE_SECONDS)) 10000 $((10000 * 3)))" ;;
+          consume)
+            # shellcheck disable=SC2046 # two numbers: MB/s and rec/s
+            set -- $(consume "$bs" "${UNTHROTTLED_TOPIC[$sys]}" "$RECORDS")
+            row="$2 $1 - - - -" ;;
+          backlog)
+            # shellcheck disable=SC2046
+            set -- $(consume "$bs" ab-backlog "$BACKLOG_RECORDS")
+            row="$2 $1 - - - -" ;;
+          lookup)
+            # shellcheck disable=SC2046 # two numbers: the median lookup's ms and the latest lookup's
+            set -- $(lookup "$bs" "$sys")
+            row="- - $1 $2 - -" ;;
+        esac
+        cpu="$(( $(cpu_ms "${SHELL_PIDS[$sys]}") - cpu0 ))"
+        ctx="$(( $(ctx_switches "${SHELL_PIDS[$sys]}") - ctx0 ))"
+        line="$(printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s' "$round" "$sys" "$test" "$LOAD" "$(steal_since "$steal0")" \
+          "$(tr ' ' '\t' <<<"$row")" "$cpu" "$ctx")"
+        if run_stolen "$mark" "$attempt"; then
+          printf '%s\t%s\n' "$line" "$STOLEN_PCT" >>"$RUN/discarded.tsv"
+          log "round $round $test $sys: the host stole $STOLEN_PCT % of the CPU during the run: discarded, again"
+          continue
+        fi
+        printf '%s\n' "$line" | tee -a "$TSV" >&2
+        break
+      done
     done
   done
 done
