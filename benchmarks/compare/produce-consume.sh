@@ -39,9 +39,9 @@ build_shell
 mkdir -p "$RUN"
 : >"$RUN/perf.log"
 TSV="$RUN/produce-consume.tsv"
-printf 'round\tsystem\ttest\tload\tsteal_s\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\trecords\tbroker_cpu_s\tmachine_cpu_s\n' >"$TSV"
-printf 'round\tsystem\ttest\tload\tsteal_s\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\trecords\tbroker_cpu_s\tmachine_cpu_s\tsteal_pct\n' \
-  >"$RUN/discarded.tsv"
+HEADER='round\tsystem\ttest\tload\tsteal_s\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\trecords\tbroker_cpu_s\tmachine_cpu_s'
+printf "$HEADER\\n" >"$TSV"
+printf "$HEADER\\tsteal_pct\\n" >"$RUN/discarded.tsv"
 machine | tee "$RUN/machine.txt" >&2
 
 case " ${SYSTEMS[*]} " in *" kafka "* | *" kafka-flush1 "*) start_kafka "$RUN/kafka" ;; esac
@@ -75,7 +75,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
       for ((attempt = 1; ; attempt++)); do
         sleep "$SETTLE"
         case "$test" in rate*) quiesce ;; esac # the tail at a rate, not the compaction of what came before
-        quiet; load="$LOAD"; steal0="$(steal_ticks)"; share0="$(steal_mark)"
+        quiet; load="$LOAD"; mark="$(steal_mark)"
         tr="$round"; ((attempt == 1)) || tr="$round-a$attempt"
         bs="$(bootstrap "$sys")"
         cpu0="$(cpu_ticks "$(broker_pid "$sys")")"; busy0="$(machine_busy_ticks)"
@@ -99,13 +99,13 @@ for ((round = 1; round <= ROUNDS; round++)); do
             set -- $c
             r="$2 $1 - - - -" ;;
         esac
-        steal="$(steal_since "$steal0")"
+        steal="$(steal_since "${mark%% *}")" # the mark's first field is steal_ticks' reading
         # The broker's CPU and the whole machine's over the client's run (its JVM start included; Kafka's page-cache
         # writeback runs in kernel threads and counts in the machine's figure, not in Kafka's).
         cpu="$(ticks_s "$cpu0" "$(cpu_ticks "$(broker_pid "$sys")")")"; busy="$(ticks_s "$busy0" "$(machine_busy_ticks)")"
         row="$(printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s' "$round" "$sys" "$test" "$load" "$steal" \
           "$(echo "$r" | tr ' ' '\t')" "$records" "$cpu" "$busy")"
-        if run_stolen "$share0" "$attempt"; then
+        if run_stolen "$mark" "$attempt"; then
           printf '%s\t%s\n' "$row" "$STOLEN_PCT" >>"$RUN/discarded.tsv"
           log "round $round $test $sys: the host stole $steal s ($STOLEN_PCT % of the CPU) during the run: discarded, again"
           continue

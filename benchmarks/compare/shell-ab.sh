@@ -61,9 +61,9 @@ train_aot "$BASE_TREE"
 mkdir -p "$RUN"
 : >"$RUN/perf.log"
 TSV="$RUN/shell-ab.tsv"
-printf 'round\tsystem\ttest\tload\tsteal_s\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\tcpu_ms\tctx_switches\n' >"$TSV"
-printf 'round\tsystem\ttest\tload\tsteal_s\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\tcpu_ms\tctx_switches\tsteal_pct\n' \
-  >"$RUN/discarded.tsv"
+HEADER='round\tsystem\ttest\tload\tsteal_s\trec_s\tmb_s\tavg_ms\tp50_ms\tp99_ms\tp999_ms\tcpu_ms\tctx_switches'
+printf "$HEADER\\n" >"$TSV"
+printf "$HEADER\\tsteal_pct\\n" >"$RUN/discarded.tsv"
 machine | tee "$RUN/machine.txt" >&2
 
 start_one() { # system root port dir [VAR=value ...] [extra arguments]
@@ -124,14 +124,14 @@ for ((round = 1; round <= ROUNDS; round++)); do
   if ((round % 2)); then order=(base head); else order=(head base); fi
   for test in "${TESTS[@]}"; do
     for sys in "${order[@]}"; do
+      bs="127.0.0.1:$(port "$sys")"
       # A run the host stole from is written to discarded.tsv and run again on its own topic (lib.sh's run_stolen).
       for ((attempt = 1; ; attempt++)); do
-        bs="127.0.0.1:$(port "$sys")"
         topic="ab-$test-r$round"; ((attempt == 1)) || topic="ab-$test-r$round-a$attempt"
         [ "$test" = consume ] || [ "$test" = backlog ] || [ "$test" = lookup ] || create_topic "$bs" "$topic"
         [ "$test" = unthrottled ] && UNTHROTTLED_TOPIC[$sys]="$topic"
         quiet
-        steal0="$(steal_ticks)"; mark="$(steal_mark)"
+        mark="$(steal_mark)" # its first field is steal_ticks' reading
         cpu0="$(cpu_ms "${SHELL_PIDS[$sys]}")"
         ctx0="$(ctx_switches "${SHELL_PIDS[$sys]}")"
         case "$test" in
@@ -153,7 +153,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
         esac
         cpu="$(( $(cpu_ms "${SHELL_PIDS[$sys]}") - cpu0 ))"
         ctx="$(( $(ctx_switches "${SHELL_PIDS[$sys]}") - ctx0 ))"
-        line="$(printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s' "$round" "$sys" "$test" "$LOAD" "$(steal_since "$steal0")" \
+        line="$(printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s' "$round" "$sys" "$test" "$LOAD" "$(steal_since "${mark%% *}")" \
           "$(tr ' ' '\t' <<<"$row")" "$cpu" "$ctx")"
         if run_stolen "$mark" "$attempt"; then
           printf '%s\t%s\n' "$line" "$STOLEN_PCT" >>"$RUN/discarded.tsv"
