@@ -13,6 +13,7 @@ module io.s3stream.kafka.shell {
     requires io.netty.buffer;
     requires io.netty.common;
     requires io.netty.transport;
+    requires io.netty.transport.classes.epoll; // s3stream.kafka.network.transport=epoll (network.SocketTransport)
     requires io.netty.codec;
     requires io.netty.handler; // IdleStateHandler (connections.max.idle.ms)
     requires io.s3stream.metrics.micrometer;

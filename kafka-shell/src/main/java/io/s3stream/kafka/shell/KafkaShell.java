@@ -5,8 +5,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.s3stream.InvalidConfigException;
 import io.s3stream.NodeFencedException;
 import io.s3stream.StorageMetrics;
@@ -38,6 +36,7 @@ import io.s3stream.kafka.shell.network.OpenConnections;
 import io.s3stream.kafka.shell.network.ReloadingTls;
 import io.s3stream.kafka.shell.network.RequestMemoryPool;
 import io.s3stream.kafka.shell.network.SaslAuthentication;
+import io.s3stream.kafka.shell.network.SocketTransport;
 import io.s3stream.kafka.shell.network.ScramApis;
 import io.s3stream.kafka.shell.network.ScramCredentials;
 import io.s3stream.kafka.shell.produce.ProduceApis;
@@ -88,6 +87,7 @@ public final class KafkaShell implements AutoCloseable {
     private final ShellMetrics metrics;
     private final int metricsPort;
     private final TopicRegistry topics;
+    private final SocketTransport transport;
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     /** The TLS contexts of the SSL and SASL_SSL listeners, which follow their store files. */
@@ -119,9 +119,10 @@ public final class KafkaShell implements AutoCloseable {
                         + "another shell cannot be completed"));
         // The port first: a shell that cannot listen must fail before it opens (and recovers) the engine. The server
         // socket accepts nothing until everything below is ready (AUTO_READ off): clients wait in the backlog.
-        this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        this.transport = SocketTransport.of(config.get(SocketTransport.SETTING, null));
+        this.boss = new MultiThreadIoEventLoopGroup(1, transport.ioHandlers());
         this.workers = new MultiThreadIoEventLoopGroup(Math.max(2, Runtime.getRuntime().availableProcessors()),
-                NioIoHandler.newFactory());
+                transport.ioHandlers());
         this.servers = bindAll(config);
         Map<String, Integer> bound = new LinkedHashMap<>();
         for (int i = 0; i < servers.size(); i++) {
@@ -325,7 +326,7 @@ public final class KafkaShell implements AutoCloseable {
         }
         InetSocketAddress address = new InetSocketAddress(listener.host(), listener.port());
         try {
-            return new ServerBootstrap().group(boss, workers).channel(NioServerSocketChannel.class)
+            return new ServerBootstrap().group(boss, workers).channel(transport.serverChannel())
                     .option(ChannelOption.SO_REUSEADDR, true)
                     .option(ChannelOption.AUTO_READ, false)
                     .childOption(ChannelOption.TCP_NODELAY, true)
@@ -383,6 +384,11 @@ public final class KafkaShell implements AutoCloseable {
     /** Starts a broker; the engine has recovered its WAL and the port is bound when this returns. */
     public static KafkaShell start(ShellConfig config) {
         return new KafkaShell(config);
+    }
+
+    /** The socket transport under the listeners ({@link SocketTransport#SETTING}). */
+    SocketTransport transport() {
+        return transport;
     }
 
     /** The port the broker listens on (useful with {@code listeners=PLAINTEXT://127.0.0.1:0}): its first listener's. */
@@ -664,7 +670,8 @@ public final class KafkaShell implements AutoCloseable {
             others.append(", ").append(l.name()).append(" on ").append(l.host()).append(':').append(shell.port(l.name()));
         }
         System.err.println("kafka-shell: listening on " + config.host() + ":" + shell.port() + others
-                + " (node " + config.nodeId() + ", data " + config.dataDir().toAbsolutePath() + ")");
+                + " (node " + config.nodeId() + ", data " + config.dataDir().toAbsolutePath() + ", "
+                + shell.transport.name().toLowerCase(java.util.Locale.ROOT) + " sockets)");
         stopped.await();
     }
 }

@@ -70,7 +70,7 @@ public final class ShellConfig {
             "s3stream.metrics.log.interval.ms", "s3stream.kafka.reconcile.ms", "s3stream.kafka.lease.renew.ms",
             "s3stream.kafka.lease.timeout.ms", "s3stream.kafka.failover.enable", "s3stream.kafka.balance.interval.ms",
             "s3stream.kafka.balance.band", "s3stream.kafka.balance.min.bytes.per.sec", "s3stream.kafka.transaction.sweep.ms",
-            "s3stream.kafka.ssl.reload.check.ms", "s3stream.kafka.ssl.engine",
+            "s3stream.kafka.ssl.reload.check.ms", "s3stream.kafka.ssl.engine", "s3stream.kafka.network.transport",
             "s3stream.kafka.fetch.held.max.bytes", "s3stream.kafka.offsets.commit.linger.ms",
             "s3stream.kafka.offsets.retention.ms", "s3stream.kafka.lease.startup.grace.ms",
             "s3stream.kafka.orphan.stream.grace.ms");
