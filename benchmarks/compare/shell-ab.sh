@@ -10,6 +10,9 @@
 # side's bin/kafka-shell, e.g. HEAD_ARGS="--override s3stream.object.store=file:///dev/shm/ab-objects". STORE=minio
 # starts one MinIO and puts each shell's objects in it (s3://bench/ab-base and s3://bench/ab-head) instead of file://.
 # PRODUCER_PROPS: more properties for every producer, both sides (e.g. "compression.type=lz4"), printed with the table.
+# WARMUP_RUNS (default 0): unthrottled runs of RECORDS into each shell before the first round, not reported: a fresh
+# shell's CPU per run falls 2-2.5x over its first few million records as the JIT compiles (benchmarks/README.md,
+# "Frames gathered once"), which hides a change of a few percent in the early rounds' medians.
 # A run during which the host stole more than MAX_RUN_STEAL_PCT percent of the CPU (default 5) goes to discarded.tsv
 # and is run again, up to STEAL_RETRIES times (default 2; lib.sh's run_stolen).
 # "base" is BASE exported (git archive) into .work/ab-base and built there (offline when the local repository has all);
@@ -94,6 +97,13 @@ start_one head "$ROOT" "$SHELL_PORT" "$RUN/head" "${HEAD_ENV:-}" "${HEAD_ARGS:-}
 port() { case "$1" in base) echo "$BASE_PORT" ;; head) echo "$SHELL_PORT" ;; esac; }
 
 SYSTEMS=(base head)
+for ((w = 1; w <= ${WARMUP_RUNS:-0}; w++)); do
+  for sys in "${SYSTEMS[@]}"; do
+    create_topic "127.0.0.1:$(port "$sys")" "ab-warmup-$w"
+    log "$sys: warm-up run $w (not reported): $(produce "127.0.0.1:$(port "$sys")" "ab-warmup-$w" "$RECORDS" -1 \
+      $((RECORDS / 5)))"
+  done
+done
 declare -A BACKLOG_FROM_MS=() BACKLOG_TO_MS=() UNTHROTTLED_TOPIC=()
 if [[ " ${TESTS[*]} " == *" backlog "* || " ${TESTS[*]} " == *" lookup "* ]]; then
   for sys in "${SYSTEMS[@]}"; do
