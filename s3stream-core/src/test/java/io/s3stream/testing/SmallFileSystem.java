@@ -62,13 +62,23 @@ public final class SmallFileSystem implements AutoCloseable {
             thread = Thread.ofPlatform().daemon().name("small-fs-filler").start(() -> {
                 for (int n = 0; running.get(); n++) {
                     long extra = usableBytes() - leaveBytes;
+                    Path file = mountPoint.resolve("other-files-" + n);
                     try {
                         if (extra > 64 * 1024) {
-                            Files.write(mountPoint.resolve("other-files-" + n), new byte[(int) extra]);
+                            Files.write(file, new byte[(int) extra]);
                         }
                         Thread.sleep(20);
-                    } catch (IOException | InterruptedException e) {
-                        // a race with the code under test for the last bytes: measure again
+                    } catch (InterruptedException e) {
+                        return;
+                    } catch (IOException e) {
+                        // The code under test wrote between the measure and this write, which ran out of space
+                        // partway: the partial file would leave the file system with nothing usable at all, not
+                        // leaveBytes. Remove it and measure again.
+                        try {
+                            Files.deleteIfExists(file);
+                        } catch (IOException ignored) {
+                            // measured again on the next turn
+                        }
                     }
                 }
             });
