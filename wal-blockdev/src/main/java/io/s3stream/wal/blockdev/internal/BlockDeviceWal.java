@@ -55,8 +55,9 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.BLOCK_BYTES;
  * rec/s 9/13 → 7/11 ms, benchmarks/README.md); {@code append} then returns after the write. {@link #appendAndAwait},
  * whose caller waits anyway, writes so whenever nothing is waiting or in flight. Appends are acknowledged
  * strictly in position order, one callback at a time, under the turn: a group only after it and every group before it
- * are durable. Callbacks (and the futures of {@link #append(ByteBuf)}) run on the conductor or on the appending thread
- * and must not block; one that throws is logged and does not stop the conductor.
+ * are durable. Callbacks (and the futures of {@link #append(ByteBuf)}) run on the conductor, on the appending thread
+ * or on the IO thread whose write returned while the conductor was parked (it then does the conductor's pass), and
+ * must not block; one that throws is logged and does not stop the conductor.
  *
  * <h2>Durability</h2>
  * The target is opened with {@code O_DIRECT|O_DSYNC}: every {@code pwrite} returns only when its data is on stable
@@ -286,6 +287,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             return false;
         }
         try {
+            forgetConcurrencyIfQuiet();
             if (state != RUNNING || fence != null || closeRequested || concurrentAppends || !inflight.isEmpty()
                     || !waiting.isEmpty() || !trims.isEmpty()) {
                 return false;
@@ -630,6 +632,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             // with a write timeout: the conductor must stay free to notice a write that does not return.
             boolean inline = ioPool == null;
             if (!inline) {
+                forgetConcurrencyIfQuiet();
                 concurrentAppends |= writesInProgress > 0 || !waiting.isEmpty();
                 inline = !concurrentAppends && writeTimeoutNanos == 0;
             }
@@ -644,11 +647,61 @@ public final class BlockDeviceWal implements WriteAheadLog {
             } else {
                 ioPool.execute(() -> {
                     write(g);
-                    inbox.offer(g);
-                    LockSupport.unpark(conductor);
+                    writeReturned(g);
                 });
             }
         }
+    }
+
+    /**
+     * Goes back to inline writes once nothing has been in flight since the last write returned over
+     * {@link #IDLE_RESET_NANOS} ago: the WAL idled, whichever thread acknowledged its last write (the conductor also
+     * forgets when it wakes from an idle park). Under the turn.
+     */
+    private void forgetConcurrencyIfQuiet() {
+        if (concurrentAppends && writesInProgress == 0 && inflight.isEmpty()
+                && System.nanoTime() - lastWriteNanos > IDLE_RESET_NANOS) {
+            concurrentAppends = false;
+        }
+    }
+
+    /**
+     * On the IO thread whose write of {@code g} returned. While the conductor is parked (it holds the turn otherwise)
+     * this thread takes the turn and does the conductor's pass itself: the acknowledgements of every group now durable
+     * in order, and the next groups; a hand-back would cost the conductor a wake-up per write, the largest share of
+     * its context switches under a steady producer (benchmarks/README.md, "The IO thread acknowledges its own
+     * write"). When the conductor is busy, or must keep the timing of writes (a write timeout) or the ownership
+     * checks, the group goes back through the inbox.
+     */
+    private void writeReturned(Group g) {
+        if (writeTimeoutNanos == 0 && !ownership.hasExternalCheck() && turn.tryLock()) {
+            boolean wakeConductor;
+            try {
+                if (state == RUNNING && !halted) {
+                    g.completed = true;
+                    writesInProgress--;
+                    boolean closeDone;
+                    try {
+                        closeDone = pass();
+                    } catch (Throwable t) {
+                        fenceWith(new StorageIOException(description + " stopped on an unexpected error: " + t, t));
+                        closeDone = true;
+                    }
+                    wakeConductor = closeDone || !waiting.isEmpty() || !inbox.isEmpty();
+                } else {
+                    inbox.offer(g); // closing or halted: the conductor's own shutdown path takes it
+                    wakeConductor = true;
+                }
+            } finally {
+                turn.unlock();
+            }
+            if (wakeConductor) {
+                LockSupport.unpark(conductor);
+            }
+            return;
+        }
+        inbox.offer(g);
+        LockSupport.unpark(conductor);
     }
 
     private void write(Group g) {

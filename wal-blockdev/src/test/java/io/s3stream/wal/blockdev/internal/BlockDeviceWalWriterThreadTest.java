@@ -176,6 +176,76 @@ class BlockDeviceWalWriterThreadTest {
     }
 
     /**
+     * Under pipelined appenders, an IO thread whose write returns while the conductor is parked acknowledges the
+     * groups itself (no hand-back to the conductor): acknowledgements still come one at a time in position order,
+     * whichever thread runs them, and every record is recovered.
+     */
+    @Test
+    void anIoThreadAcknowledgesItsWriteInPositionOrder() throws Exception {
+        BlockDeviceWalConfig config = TestWals.config(file, CAPACITY, 4);
+        BlockDeviceWal wal = TestWals.open(config, 1);
+        TestWals.recover(wal);
+        List<long[]> acks = java.util.Collections.synchronizedList(new ArrayList<>());
+        Map<String, AtomicLong> ackThreads = new ConcurrentHashMap<>();
+        java.util.concurrent.atomic.AtomicInteger concurrentCallbacks = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean overlapped = new java.util.concurrent.atomic.AtomicBoolean();
+        List<Thread> appenders = new ArrayList<>();
+        int perAppender = 500; // about 6 MiB in all: within the ring, which nothing trims here
+        for (int a = 0; a < 3; a++) {
+            long seed = a;
+            appenders.add(Thread.ofPlatform().start(() -> {
+                Random own = new Random(seed);
+                java.util.concurrent.Semaphore window = new java.util.concurrent.Semaphore(16);
+                for (int i = 0; i < perAppender; i++) {
+                    byte[] b = new byte[1 + own.nextInt(8_000)];
+                    own.nextBytes(b);
+                    ByteBuf buf = TestWals.buffer(b);
+                    window.acquireUninterruptibly();
+                    wal.append(buf, new WriteAheadLog.AppendCallback() {
+                        @Override
+                        public void onDurable(long walPosition, long nextPosition) {
+                            if (concurrentCallbacks.incrementAndGet() != 1) {
+                                overlapped.set(true);
+                            }
+                            String name = Thread.currentThread().getName();
+                            ackThreads.computeIfAbsent(name.startsWith("blockdev-wal-io-") ? "io" : name,
+                                    k -> new AtomicLong()).incrementAndGet();
+                            acks.add(new long[] {walPosition, nextPosition});
+                            concurrentCallbacks.decrementAndGet();
+                            buf.release();
+                            window.release();
+                        }
+
+                        @Override
+                        public void onFailure(Throwable error) {
+                            acks.add(new long[] {-1, -1});
+                            buf.release();
+                            window.release();
+                        }
+                    });
+                }
+                window.acquireUninterruptibly(16);
+            }));
+        }
+        for (Thread t : appenders) {
+            t.join(TimeUnit.SECONDS.toMillis(60));
+        }
+        wal.close();
+        assertThat(overlapped).as("callbacks run one at a time").isFalse();
+        assertThat(acks).hasSize(3 * perAppender);
+        for (int i = 1; i < acks.size(); i++) {
+            assertThat(acks.get(i)[0]).as("acknowledgement %d of %d", i, acks.size())
+                    .isGreaterThanOrEqualTo(acks.get(i - 1)[1]).isGreaterThan(acks.get(i - 1)[0]);
+        }
+        assertThat(ackThreads.get("io")).as("acknowledged on IO threads %s", ackThreads).isNotNull();
+        assertThat(ackThreads.get("io").get()).as("acknowledged on IO threads %s", ackThreads).isPositive();
+
+        BlockDeviceWal reopened = TestWals.open(config, 2);
+        assertThat(TestWals.recover(reopened)).hasSize(3 * perAppender);
+        reopened.close();
+    }
+
+    /**
      * A thread that awaits each append writes its own groups even back to back (its previous write returned
      * microseconds ago), while appenders with appends in flight next to it keep group commit on the IO pool; an
      * awaited append from an append callback is refused instead of waiting for its own thread.
