@@ -36,13 +36,12 @@ public interface Stream {
     CompletableFuture<AppendResult> append(RecordBatch batch);
 
     /**
-     * Appends as {@link #append} does when the storage is idle, for a caller that must not block (a network event
-     * loop): returns {@code null}, having appended nothing and assigned no offset, when the batch would have to wait
-     * for log-cache space or for another append being sequenced, or when appends of any stream are still in flight
-     * (a busy storage, whose appends are better grouped by threads that may wait); the caller then hands the batch
-     * to such a thread and calls {@link #append}. It may still take as long as one device write: the write-ahead log
-     * may write the batch on the calling thread when the log is idle, as in {@link #append}. Failures are reported in
-     * the future, as by {@link #append}.
+     * Appends as {@link #append} does, for a caller that must not block (a network event loop): returns {@code null},
+     * having appended nothing and assigned no offset, when the batch would have to wait for log-cache space or for
+     * another append being sequenced; the caller then hands the batch to a thread that may wait and calls
+     * {@link #append}. It may still take as long as one device write: the write-ahead log may write the batch on the
+     * calling thread when the log is idle, as in {@link #append}; while other appends are in flight it queues the
+     * batch for its own threads. Failures are reported in the future, as by {@link #append}.
      *
      * <p>The default returns {@code null} always: an implementation that cannot tell ahead whether it would wait.
      */

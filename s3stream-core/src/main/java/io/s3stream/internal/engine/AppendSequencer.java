@@ -80,9 +80,10 @@ final class AppendSequencer {
 
     /**
      * Sequences {@code batch} for {@code handle}. With {@code mayWait} false, returns null (nothing reserved, no offset
-     * assigned) unless the engine is idle: when the log cache has no room for it now (instead of waiting for an
-     * upload to make some), when another append holds the lock (it may be writing an idle WAL on its own thread), and
-     * when other appends are still in flight.
+     * assigned) where it would wait: when the log cache has no room for it now (instead of waiting for an upload to
+     * make some) and when another append holds the lock (it may be writing an idle WAL on its own thread). Appends in
+     * flight do not make it wait: the WAL queues the record for its own threads then (benchmarks/README.md, "A busy
+     * partition's produce on the event loop").
      */
     CompletableFuture<AppendResult> append(StreamHandle handle, RecordBatch batch, boolean mayWait) {
         int payloadBytes = batch.sizeBytes();
@@ -111,10 +112,6 @@ final class AppendSequencer {
         if (mayWait) {
             lock.lock();
         } else if (!lock.tryLock()) {
-            logCache.unreserve(recordBytes);
-            return null;
-        } else if (inflightTail != drainHead) {
-            lock.unlock(); // other appends are in flight: the engine is busy, let a thread that may wait have this one
             logCache.unreserve(recordBytes);
             return null;
         }

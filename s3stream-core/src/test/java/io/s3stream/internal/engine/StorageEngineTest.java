@@ -529,8 +529,12 @@ class StorageEngineTest {
         }
     }
 
+    /**
+     * Appends in flight (held by the WAL) do not make tryAppend refuse: it sequences behind them without waiting, and
+     * every append completes in offset order once the WAL lets them through.
+     */
     @Test
-    void tryAppendLeavesABusyStorageToAppend() throws Exception {
+    void tryAppendSequencesBehindAppendsInFlightWithoutWaiting() throws Exception {
         String wal = "gated-" + java.util.UUID.randomUUID();
         StreamStorage storage = fixture.open(1, b -> b.wal("gated://" + wal + "?capacity=16MiB"));
         try {
@@ -540,19 +544,26 @@ class StorageEngineTest {
             byte[] held = payload(100);
             CompletableFuture<AppendResult> inFlight = busy.append(RecordBatch.of(1, ByteBuffer.wrap(held)));
             assertThat(inFlight).as("held by the WAL").isNotDone();
-            assertThat(other.tryAppend(RecordBatch.of(1, ByteBuffer.wrap(payload(100)))))
-                    .as("another stream's append is in flight").isNull();
-            assertThat(busy.tryAppend(RecordBatch.of(1, ByteBuffer.wrap(payload(100))))).isNull();
-            assertThat(other.nextOffset()).isZero();
-            assertThat(busy.nextOffset()).isEqualTo(1);
+            byte[] otherData = payload(100);
+            byte[] busyData = payload(100);
+            CompletableFuture<AppendResult> otherTry = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                    Duration.ofSeconds(10), () -> other.tryAppend(RecordBatch.of(1, ByteBuffer.wrap(otherData))));
+            CompletableFuture<AppendResult> busyTry = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                    Duration.ofSeconds(10), () -> busy.tryAppend(RecordBatch.of(2, ByteBuffer.wrap(busyData))));
+            assertThat(otherTry).as("another stream's append is in flight: sequenced, not refused").isNotNull();
+            assertThat(busyTry).as("the same stream's append is in flight: sequenced, not refused").isNotNull();
+            assertThat(otherTry).isNotDone();
+            assertThat(busyTry).isNotDone();
+            assertThat(other.nextOffset()).isEqualTo(1);
+            assertThat(busy.nextOffset()).isEqualTo(3);
 
             io.s3stream.testing.GatedWalProvider.release(wal);
             assertThat(inFlight.get(10, TimeUnit.SECONDS).baseOffset()).isZero();
+            assertThat(busyTry.get(10, TimeUnit.SECONDS).baseOffset()).isEqualTo(1);
+            assertThat(otherTry.get(10, TimeUnit.SECONDS).baseOffset()).isZero();
             expected.computeIfAbsent(busy.streamId(), k -> new TreeMap<>()).put(0L, held);
-            byte[] data = payload(100);
-            AppendResult idle = other.tryAppend(RecordBatch.of(1, ByteBuffer.wrap(data))).get(10, TimeUnit.SECONDS);
-            assertThat(idle.baseOffset()).as("the storage is idle again").isZero();
-            expected.computeIfAbsent(other.streamId(), k -> new TreeMap<>()).put(0L, data);
+            expected.get(busy.streamId()).put(1L, busyData);
+            expected.computeIfAbsent(other.streamId(), k -> new TreeMap<>()).put(0L, otherData);
             readAllAndCheck(busy, 0, 1 << 20);
             readAllAndCheck(other, 0, 1 << 20);
         } finally {
