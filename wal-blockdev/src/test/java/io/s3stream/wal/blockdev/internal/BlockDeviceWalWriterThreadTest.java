@@ -176,6 +176,77 @@ class BlockDeviceWalWriterThreadTest {
     }
 
     /**
+     * A producer at a steady rate as a burst drains: once the burst's writes are done, each paced append finds nothing
+     * waiting or in flight and the conductor parked, but the last write returned under a millisecond ago, so its
+     * group goes to the IO pool, handed there by the appending thread itself rather than through a wake-up of the
+     * conductor. Every record is recovered, each thread's in its order.
+     */
+    @Test
+    void aPacedAppendAfterConcurrentOnesIsHandedToThePoolByItsOwnThread() throws Exception {
+        BlockDeviceWalConfig config = TestWals.config(file, CAPACITY, 4);
+        CountingIo[] io = new CountingIo[1];
+        BlockDeviceWal wal = TestWals.open(config, 1, real -> io[0] = new CountingIo(real));
+        TestWals.recover(wal);
+        List<byte[]> pacedRecords = new ArrayList<>();
+        List<List<byte[]>> burstRecords = new ArrayList<>();
+        int bursts = 10;
+        int paced = 40;
+        for (int burst = 0; burst < bursts; burst++) {
+            List<byte[]> pipelined = new ArrayList<>();
+            burstRecords.add(pipelined);
+            java.util.concurrent.CountDownLatch issued = new java.util.concurrent.CountDownLatch(1);
+            long seed = burst;
+            Thread burster = Thread.ofPlatform().start(() -> {
+                Random own = new Random(seed);
+                List<CompletableFuture<WalAppendResult>> window = new ArrayList<>();
+                for (int i = 0; i < 60; i++) {
+                    byte[] b = new byte[1 + own.nextInt(6000)];
+                    own.nextBytes(b);
+                    ByteBuf buf = TestWals.buffer(b);
+                    window.add(wal.append(buf).whenComplete((r, e) -> buf.release()));
+                    pipelined.add(b);
+                    if (window.size() == 16) {
+                        window.removeFirst().join();
+                    }
+                }
+                issued.countDown();
+                window.forEach(CompletableFuture::join);
+            });
+            // Paced appends start while the burst's last writes run, so no thread wake-up stands between those
+            // writes and the first paced append that finds the WAL idle.
+            assertThat(issued.await(60, TimeUnit.SECONDS)).isTrue();
+            for (int i = 0; i < paced; i++) {
+                byte[] b = record();
+                ByteBuf buf = TestWals.buffer(b);
+                wal.append(buf).whenComplete((r, e) -> buf.release()).get(10, TimeUnit.SECONDS);
+                pacedRecords.add(b);
+                long until = System.nanoTime() + TimeUnit.MICROSECONDS.toNanos(100); // well under the 1-ms reset
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+            }
+            burster.join(TimeUnit.SECONDS.toMillis(60));
+        }
+        // A stall of over a millisecond between two paced appends sends the WAL back to inline writes, by design,
+        // until the next burst: the bound allows most of them on a busy machine.
+        assertThat(wal.callerSubmissions()).as("groups submitted by the appending thread %s", io[0].writes)
+                .isGreaterThanOrEqualTo(bursts * paced / 10);
+        wal.close();
+
+        BlockDeviceWal reopened = TestWals.open(config, 2);
+        List<ByteBuffer> recovered = TestWals.recover(reopened).stream()
+                .map(r -> ByteBuffer.wrap(r.data())).toList();
+        reopened.close();
+        List<List<byte[]>> threads = new ArrayList<>(burstRecords);
+        threads.add(pacedRecords);
+        assertThat(recovered).hasSize(threads.stream().mapToInt(List::size).sum());
+        for (List<byte[]> mine : threads) {
+            List<ByteBuffer> expected = mine.stream().map(ByteBuffer::wrap).toList();
+            assertThat(recovered.stream().filter(expected::contains).toList()).containsExactlyElementsOf(expected);
+        }
+    }
+
+    /**
      * Under pipelined appenders, an IO thread whose write returns while the conductor is parked acknowledges the
      * groups itself (no hand-back to the conductor): acknowledgements still come one at a time in position order,
      * whichever thread runs them, and every record is recovered.
