@@ -23,6 +23,13 @@
 # Before each rate test, after more than 1.5 GB written to the disk since the last such wait, the script waits until
 # the disk has been idle for 90 s (lib.sh's quiesce: every broker done compacting or flushing the unthrottled tests'
 # data; QUIESCE=0 turns it off, QUIESCE_IDLE_S/QUIESCE_AFTER_MB/QUIESCE_MAX_S tune it).
+# WARMUP_RUNS (default 3) unthrottled runs of WARMUP_RECORDS (default 1,000,000) into every system before the first
+# round, not reported (every other one into 16 partitions when unthrottled16 is a test), and one read of the first when
+# consume is: a fresh broker's CPU per record falls 2-5x over its first few million records as the JIT compiles (Kafka's
+# one-partition CPU per million records went 9.1 -> 3.4 -> 1.8 s over three such runs, benchmarks/README.md, "at
+# e32da9b: a warm Kafka"), so without them the early rounds compare JIT warm-ups, not brokers. Kafka's 16-partition
+# path takes longer still (steady only in round 3 after the default warm-up, "every broker warmed first"): WARMUP_RUNS=9
+# makes round 1 steady too. WARMUP_RUNS=0: cold.
 # SHELL_ARGS: extra bin/kafka-shell arguments, e.g. SHELL_ARGS="--override s3stream.object.store=file:///dev/shm/o"
 # (objects off the WAL's disk). The shell starts with an AOT cache trained just before (lib.sh's train_aot: as
 # deployed after bin/kafka-shell --train-aot); SHELL_AOT=0 runs it without one. Kafka runs as shipped (no AOT cache).
@@ -30,6 +37,8 @@
 ROUNDS="${ROUNDS:-3}"
 RECORDS="${RECORDS:-200000}"
 RATE_SECONDS="${RATE_SECONDS:-20}"
+WARMUP_RUNS="${WARMUP_RUNS:-3}"
+WARMUP_RECORDS="${WARMUP_RECORDS:-1000000}"
 SETTLE="${SETTLE:-5}"
 TESTS="${TESTS:-unthrottled unthrottled16 rate2000 rate10000 consume}"
 read -ra SYSTEMS <<<"${SYSTEMS:-kafka kafka-flush1 shell noop}"
@@ -62,6 +71,22 @@ topic_for() { # system test round -> a fresh topic, created with the system's se
   PARTITIONS=$partitions create_topic "$bs" "$t" "${cfg[@]}"
   echo "$t"
 }
+
+for ((w = 1; w <= WARMUP_RUNS; w++)); do
+  test=unthrottled
+  [[ $((w % 2)) = 0 && " $TESTS " == *" unthrottled16 "* ]] && test=unthrottled16
+  for sys in "${SYSTEMS[@]}"; do
+    t="$(topic_for "$sys" "$test" "warmup$w")"
+    log "$sys: warm-up run $w of $WARMUP_RUNS, $test (not reported): $(produce "$(bootstrap "$sys")" "$t" \
+      "$WARMUP_RECORDS" -1 $((WARMUP_RECORDS / 5)))"
+  done
+done
+if ((WARMUP_RUNS > 0)) && [[ " $TESTS " == *" consume "* ]]; then
+  for sys in "${SYSTEMS[@]}"; do
+    [ "$sys" = noop ] && continue
+    log "$sys: warm-up read (not reported): $(consume "$(bootstrap "$sys")" "pc-unthrottled-$sys-rwarmup1" "$WARMUP_RECORDS")"
+  done
+fi
 
 quiesce_mark
 for ((round = 1; round <= ROUNDS; round++)); do
