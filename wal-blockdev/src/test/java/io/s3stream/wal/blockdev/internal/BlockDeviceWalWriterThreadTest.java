@@ -83,6 +83,12 @@ class BlockDeviceWalWriterThreadTest {
 
     /** A thread appending {@code count} records of its own seed with 16 in flight, adding each to {@code written}. */
     private static Thread pipelinedAppender(BlockDeviceWal wal, long seed, int count, List<byte[]> written) {
+        return pipelinedAppender(wal, seed, count, written, () -> { });
+    }
+
+    /** As above; {@code issued} runs once the last append is issued, before its acknowledgements are awaited. */
+    private static Thread pipelinedAppender(BlockDeviceWal wal, long seed, int count, List<byte[]> written,
+                                            Runnable issued) {
         return Thread.ofPlatform().start(() -> {
             Random own = new Random(seed);
             List<CompletableFuture<WalAppendResult>> window = new ArrayList<>();
@@ -96,8 +102,18 @@ class BlockDeviceWalWriterThreadTest {
                     window.removeFirst().join();
                 }
             }
+            issued.run();
             window.forEach(CompletableFuture::join);
         });
+    }
+
+    /** Every record of each list recovered, each list's in its own order, and nothing else. */
+    private static void assertEachInOrder(List<ByteBuffer> recovered, List<List<byte[]>> perThread) {
+        assertThat(recovered).hasSize(perThread.stream().mapToInt(List::size).sum());
+        for (List<byte[]> mine : perThread) {
+            List<ByteBuffer> expected = mine.stream().map(ByteBuffer::wrap).toList();
+            assertThat(recovered.stream().filter(expected::contains).toList()).containsExactlyElementsOf(expected);
+        }
     }
 
     @Test
@@ -168,11 +184,8 @@ class BlockDeviceWalWriterThreadTest {
         assertThat(recovered.subList(0, 70)).containsExactlyElementsOf(written.subList(0, 70));
         assertThat(recovered.subList(recovered.size() - 5, recovered.size()))
                 .containsExactlyElementsOf(written.subList(70, 75));
-        List<ByteBuffer> middle = recovered.subList(70, recovered.size() - 5).stream().map(ByteBuffer::wrap).toList();
-        for (List<byte[]> mine : perAppender) {
-            List<ByteBuffer> expected = mine.stream().map(ByteBuffer::wrap).toList();
-            assertThat(middle.stream().filter(expected::contains).toList()).containsExactlyElementsOf(expected);
-        }
+        assertEachInOrder(recovered.subList(70, recovered.size() - 5).stream().map(ByteBuffer::wrap).toList(),
+                perAppender);
     }
 
     /**
@@ -195,23 +208,7 @@ class BlockDeviceWalWriterThreadTest {
             List<byte[]> pipelined = new ArrayList<>();
             burstRecords.add(pipelined);
             java.util.concurrent.CountDownLatch issued = new java.util.concurrent.CountDownLatch(1);
-            long seed = burst;
-            Thread burster = Thread.ofPlatform().start(() -> {
-                Random own = new Random(seed);
-                List<CompletableFuture<WalAppendResult>> window = new ArrayList<>();
-                for (int i = 0; i < 60; i++) {
-                    byte[] b = new byte[1 + own.nextInt(6000)];
-                    own.nextBytes(b);
-                    ByteBuf buf = TestWals.buffer(b);
-                    window.add(wal.append(buf).whenComplete((r, e) -> buf.release()));
-                    pipelined.add(b);
-                    if (window.size() == 16) {
-                        window.removeFirst().join();
-                    }
-                }
-                issued.countDown();
-                window.forEach(CompletableFuture::join);
-            });
+            Thread burster = pipelinedAppender(wal, burst, 60, pipelined, issued::countDown);
             // Paced appends start while the burst's last writes run, so no thread wake-up stands between those
             // writes and the first paced append that finds the WAL idle.
             assertThat(issued.await(60, TimeUnit.SECONDS)).isTrue();
@@ -239,11 +236,7 @@ class BlockDeviceWalWriterThreadTest {
         reopened.close();
         List<List<byte[]>> threads = new ArrayList<>(burstRecords);
         threads.add(pacedRecords);
-        assertThat(recovered).hasSize(threads.stream().mapToInt(List::size).sum());
-        for (List<byte[]> mine : threads) {
-            List<ByteBuffer> expected = mine.stream().map(ByteBuffer::wrap).toList();
-            assertThat(recovered.stream().filter(expected::contains).toList()).containsExactlyElementsOf(expected);
-        }
+        assertEachInOrder(recovered, threads);
     }
 
     /**
