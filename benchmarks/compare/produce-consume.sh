@@ -28,8 +28,9 @@
 # consume is: a fresh broker's CPU per record falls 2-5x over its first few million records as the JIT compiles (Kafka's
 # one-partition CPU per million records went 9.1 -> 3.4 -> 1.8 s over three such runs, benchmarks/README.md, "at
 # e32da9b: a warm Kafka"), so without them the early rounds compare JIT warm-ups, not brokers. Kafka's 16-partition
-# path takes longer still (steady only in round 3 after the default warm-up, "every broker warmed first"): WARMUP_RUNS=9
-# makes round 1 steady too. WARMUP_RUNS=0: cold.
+# path takes longer still (at its best only in round 3 after the default warm-up), and a Kafka holding most of the
+# page cache slows down again ("every broker warmed first": 1.7 -> 3.1 s per million records after WARMUP_RUNS=9):
+# compare runs at the same WARMUP_RUNS. WARMUP_RUNS=0: cold.
 # SHELL_ARGS: extra bin/kafka-shell arguments, e.g. SHELL_ARGS="--override s3stream.object.store=file:///dev/shm/o"
 # (objects off the WAL's disk). The shell starts with an AOT cache trained just before (lib.sh's train_aot: as
 # deployed after bin/kafka-shell --train-aot); SHELL_AOT=0 runs it without one. Kafka runs as shipped (no AOT cache).
