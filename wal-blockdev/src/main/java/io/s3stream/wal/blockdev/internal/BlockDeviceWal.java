@@ -130,7 +130,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
     private boolean closeRequested;
     /** Appends arrived while a write ran: groups go to the IO pool until the conductor idles (see submitGroups). */
     private boolean concurrentAppends;
-    /** Groups the appending threads handed to the IO pool themselves ({@link #submitOnCaller}); under the turn. */
+    /** Groups the appending threads handed to the IO pool themselves ({@link #onCaller}); under the turn. */
     private long callerSubmissions;
     private final HeaderSlots headerSlots;
     /** Guards the state above: held by the conductor but while it is parked, or by an appender writing its group. */
@@ -270,7 +270,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         AppendRequest request = new AppendRequest(buffer, index, size,
                 System.nanoTime() + context.backpressureTimeout().toNanos(), callback);
         inbox.offer(request);
-        if (!writeOnCaller(callerWaits) && !submitOnCaller()) {
+        if (!onCaller(callerWaits)) {
             LockSupport.unpark(conductor);
         }
         if (terminated) {
@@ -279,26 +279,51 @@ public final class BlockDeviceWal implements WriteAheadLog {
     }
 
     /**
-     * Writes one group from the inbox on this thread, as the conductor would a lone group inline, when the WAL is idle
-     * (nothing waiting or in flight, the conductor parked) and either quiet (no write in the last
-     * {@link #IDLE_RESET_NANOS}) or the caller waits for its append anyway: no wake-up before the write. Appends closer
-     * together from callers that do not wait (several appenders, or one with many in flight), write timeouts, external
-     * ownership checks and appends from callbacks keep the conductor. True if nothing is left for it.
+     * Takes the inbox's appends on this thread when the WAL is idle (nothing waiting or in flight, the conductor
+     * parked), sparing the conductor's wake-up; true if nothing is left for it. Two cases:
+     * <ul>
+     *   <li>appends have not been concurrent, and the WAL is quiet (no write in the last {@link #IDLE_RESET_NANOS}) or
+     *       the caller waits for its append anyway: this thread writes one group itself, as the conductor would a lone
+     *       group inline, and the append returns after the write;</li>
+     *   <li>appends were concurrent a moment ago (so writes go to the pool): this thread submits the groups to the IO
+     *       pool, never writing here. That is the next request of a producer at a steady rate, the previous one
+     *       acknowledged under {@link #IDLE_RESET_NANOS} ago (at 10,000 rec/s a quarter fewer context switches and 15 %
+     *       less CPU in the shell, benchmarks/README.md, "Submitted by the appending thread"). With writes in flight the
+     *       conductor or the IO thread whose write returns submits the next group anyway (letting the appender submit
+     *       then cost CPU, measured: 1.09× per unthrottled run).</li>
+     * </ul>
+     * Write timeouts, external ownership checks and appends from callbacks keep the conductor.
      */
-    private boolean writeOnCaller(boolean callerWaits) {
-        if (writeTimeoutNanos != 0 || ownership.hasExternalCheck() || turn.isHeldByCurrentThread()
-                || (!callerWaits && System.nanoTime() - lastWriteNanos < IDLE_RESET_NANOS) || !turn.tryLock()) {
+    private boolean onCaller(boolean callerWaits) {
+        if (writeTimeoutNanos != 0 || ownership.hasExternalCheck() || turn.isHeldByCurrentThread()) {
+            return false;
+        }
+        boolean quietOrWaits = callerWaits || System.nanoTime() - lastWriteNanos >= IDLE_RESET_NANOS;
+        if ((!quietOrWaits && ioPool == null) || !turn.tryLock()) {
             return false;
         }
         try {
             forgetConcurrencyIfQuiet();
-            if (state != RUNNING || fence != null || closeRequested || concurrentAppends || !inflight.isEmpty()
-                    || !waiting.isEmpty() || !trims.isEmpty()) {
+            if (state != RUNNING || fence != null || closeRequested || !inflight.isEmpty() || !waiting.isEmpty()
+                    || !trims.isEmpty()) {
+                return false;
+            }
+            if (!concurrentAppends) {
+                if (!quietOrWaits) {
+                    return false;
+                }
+                drainInbox();
+                submitGroups(1); // its own group; appends that arrived during the write are the conductor's
+                return inbox.isEmpty() && waiting.isEmpty() && inflight.isEmpty() && trims.isEmpty() && !closeRequested;
+            }
+            if (ioPool == null) {
                 return false;
             }
             drainInbox();
-            submitGroups(1); // its own group; appends that arrived during the write are the conductor's
-            return inbox.isEmpty() && waiting.isEmpty() && inflight.isEmpty() && trims.isEmpty() && !closeRequested;
+            long before = writesInProgress;
+            submitGroups(Integer.MAX_VALUE, false);
+            callerSubmissions += writesInProgress - before;
+            return inbox.isEmpty() && waiting.isEmpty() && trims.isEmpty() && !closeRequested;
         } finally {
             turn.unlock();
         }
@@ -662,38 +687,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         }
     }
 
-    /**
-     * Hands the groups in the inbox to the IO pool on this thread, sparing the conductor's wake-up, when appends have
-     * been concurrent (so {@link #writeOnCaller} declined: the write goes to the pool) and the WAL is idle: the
-     * conductor parked, nothing waiting or in flight. That is the next request of a producer at a steady rate, the
-     * previous one acknowledged less than {@link #IDLE_RESET_NANOS} ago (at 10,000 rec/s a quarter fewer context
-     * switches and 15 % less CPU in the shell, benchmarks/README.md, "Submitted by the appending thread"). With writes in
-     * flight the conductor or the IO thread whose write returns submits the next group anyway (letting the appender
-     * submit then cost CPU, measured: 1.09× per unthrottled run). Under the same exclusions as {@link #writeOnCaller};
-     * never writes on the caller. True if nothing is left for the conductor.
-     */
-    private boolean submitOnCaller() {
-        if (ioPool == null || writeTimeoutNanos != 0 || ownership.hasExternalCheck() || turn.isHeldByCurrentThread()
-                || !turn.tryLock()) {
-            return false;
-        }
-        try {
-            forgetConcurrencyIfQuiet();
-            if (state != RUNNING || fence != null || closeRequested || !concurrentAppends || !waiting.isEmpty()
-                    || !trims.isEmpty() || !inflight.isEmpty()) {
-                return false;
-            }
-            drainInbox();
-            long before = writesInProgress;
-            submitGroups(Integer.MAX_VALUE, false);
-            callerSubmissions += writesInProgress - before;
-            return inbox.isEmpty() && waiting.isEmpty() && trims.isEmpty() && !closeRequested;
-        } finally {
-            turn.unlock();
-        }
-    }
-
-    /** Groups submitted to the IO pool by {@link #submitOnCaller}: a test's view of that path. */
+    /** Groups submitted to the IO pool by {@link #onCaller}: a test's view of that path. */
     long callerSubmissions() {
         turn.lock();
         try {
