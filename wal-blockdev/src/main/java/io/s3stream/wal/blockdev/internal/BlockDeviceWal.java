@@ -17,8 +17,6 @@ import io.s3stream.wal.blockdev.internal.ConductorCommands.TrimRequest;
 import java.lang.foreign.Arena;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
@@ -82,10 +80,10 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.BLOCK_BYTES;
  *
  * <h2>What lives elsewhere</h2>
  * This class is the conductor's loop and the transitions of the state it owns. What runs before the conductor or
- * only answers its questions is separate: the layout of a group's write ({@link GroupAssembler}), the format
- * ({@link WalDescriptor}, {@link HeaderSlots}), recovery ({@link RingRecovery}, which explains why no stale or torn
- * record is ever read past the write point; {@link RingScanner}), {@link LiveRanges}, {@link OwnershipWatch}, the
- * configuration and IO.
+ * only answers its questions is separate: the layout of a group's write ({@link GroupAssembler}), the free ring and
+ * the header that records it ({@link RingSpace}), the format ({@link WalDescriptor}, {@link HeaderSlots}), recovery
+ * ({@link RingRecovery}, which explains why no stale or torn record is ever read past the write point;
+ * {@link RingScanner}), {@link LiveRanges}, {@link OwnershipWatch}, the configuration and IO.
  */
 public final class BlockDeviceWal implements WriteAheadLog {
     private static final long IDLE_RESET_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
@@ -119,13 +117,10 @@ public final class BlockDeviceWal implements WriteAheadLog {
     private volatile boolean writesStuck;
 
     // ---- conductor-owned state (set by recover() before the conductor starts) ----
-    private WalDescriptor.Header header;
     private final ArrayDeque<AppendRequest> waiting = new ArrayDeque<>();
     private final ArrayDeque<Group> inflight = new ArrayDeque<>();
     private final LiveRanges live;
-    private final List<TrimRequest> trims = new ArrayList<>();
     private long writePosition;
-    private long freedPosition;
     private long ackedEnd;
     private boolean closeRequested;
     /** Appends arrived while a write ran: groups go to the IO pool until the conductor idles (see submitGroups). */
@@ -133,6 +128,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
     /** Groups the appending threads handed to the IO pool themselves ({@link #onCaller}); under the turn. */
     private long callerSubmissions;
     private final HeaderSlots headerSlots;
+    private final RingSpace space;
     /** Guards the state above: held by the conductor but while it is parked, or by an appender writing its group. */
     private final ReentrantLock turn = new ReentrantLock();
     private volatile long lastWriteNanos = System.nanoTime() - IDLE_RESET_NANOS; // the last group write's return
@@ -156,6 +152,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
                 Thread.ofPlatform().daemon().name("blockdev-wal-io-", 0).factory()) : null;
         this.headerSlots = new HeaderSlots(io, arena.allocate(BLOCK_BYTES, BLOCK_BYTES), capacityBytes, description);
         this.ownership = new OwnershipWatch(description, ownership, headerSlots);
+        this.space = new RingSpace(headerSlots, ringBytes);
     }
 
     /** Opens (creating a missing file) the WAL a {@code blockdev://} URI names. */
@@ -185,7 +182,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
                                       OwnershipCheck ownership, Duration writeTimeout) {
         try {
             BlockDeviceWal wal = new BlockDeviceWal(io, capacityBytes, config, context, ownership, writeTimeout);
-            wal.header = wal.headerSlots.load();
+            wal.space.load();
             return wal;
         } catch (RuntimeException e) {
             io.close();
@@ -201,7 +198,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             if (state != NEW) {
                 throw new IllegalStateException("recover() was already called on " + description);
             }
-            WalDescriptor.Header h = header;
+            WalDescriptor.Header h = space.header();
             OwnershipWatch.checkMayRecover(h, context, description);
             WalDescriptor.Header owned = h.next(h.trimPosition(), h.scanStart(), context.nodeId(), context.nodeEpoch(),
                     h.session() + 1);
@@ -211,9 +208,8 @@ public final class BlockDeviceWal implements WriteAheadLog {
             } catch (BlockIoException e) {
                 throw new StorageIOException(description + " failed during recovery: " + e.getMessage(), e);
             }
-            header = r.header();
+            space.recovered(r.header(), h.scanStart());
             writePosition = r.writePosition();
-            freedPosition = h.scanStart();
             ackedEnd = r.endPosition();
             state = RUNNING;
             conductor.start();
@@ -305,7 +301,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         try {
             forgetConcurrencyIfQuiet();
             if (state != RUNNING || fence != null || closeRequested || !inflight.isEmpty() || !waiting.isEmpty()
-                    || !trims.isEmpty()) {
+                    || space.hasPendingTrims()) {
                 return false;
             }
             if (!concurrentAppends) {
@@ -314,7 +310,8 @@ public final class BlockDeviceWal implements WriteAheadLog {
                 }
                 drainInbox();
                 submitGroups(1); // its own group; appends that arrived during the write are the conductor's
-                return inbox.isEmpty() && waiting.isEmpty() && inflight.isEmpty() && trims.isEmpty() && !closeRequested;
+                return inbox.isEmpty() && waiting.isEmpty() && inflight.isEmpty() && !space.hasPendingTrims()
+                        && !closeRequested;
             }
             if (ioPool == null) {
                 return false;
@@ -323,7 +320,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             long before = writesInProgress;
             submitGroups(Integer.MAX_VALUE, false);
             callerSubmissions += writesInProgress - before;
-            return inbox.isEmpty() && waiting.isEmpty() && trims.isEmpty() && !closeRequested;
+            return inbox.isEmpty() && waiting.isEmpty() && !space.hasPendingTrims() && !closeRequested;
         } finally {
             turn.unlock();
         }
@@ -530,14 +527,14 @@ public final class BlockDeviceWal implements WriteAheadLog {
                         waiting.addLast(a);
                     }
                 }
-                case TrimRequest t -> trims.add(t);
+                case TrimRequest t -> space.requestTrim(t);
                 case Group g -> {
                     g.completed = true;
                     writesInProgress--;
                 }
                 case CloseCommand ignored -> closeRequested = true;
                 case OwnershipWatch.CheckResult r -> {
-                    RuntimeException lost = ownership.onChecked(r, header);
+                    RuntimeException lost = ownership.onChecked(r, space.header());
                     if (lost != null && fence == null) {
                         fenceWith(lost);
                     }
@@ -589,10 +586,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             r.fail(cause);
         }
         waiting.clear();
-        for (TrimRequest t : trims) {
-            t.future().completeExceptionally(cause);
-        }
-        trims.clear();
+        space.failTrims(cause);
         // groups in flight are failed by retireCompleted() once their writes return
     }
 
@@ -624,13 +618,12 @@ public final class BlockDeviceWal implements WriteAheadLog {
             waiting.clear();
         }
         if (fence == null) {
-            completeTrims();
+            space.completeTrims();
         }
     }
 
     private boolean canPlace(AppendRequest r) {
-        long end = WalDescriptor.alignUp(writePosition + WalDescriptor.footprint(r.size), BLOCK_BYTES);
-        return end - freedPosition <= ringBytes;
+        return space.fits(writePosition, WalDescriptor.footprint(r.size));
     }
 
     private void expireWaiting() {
@@ -639,7 +632,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         while ((head = waiting.peekFirst()) != null && !canPlace(head) && now - head.deadlineNanos >= 0) {
             waiting.pollFirst();
             head.fail(new OverCapacityException(description + " is full ("
-                    + (writePosition - freedPosition) + " of " + ringBytes + " ring bytes in use, record of "
+                    + space.bytesInUse(writePosition) + " of " + ringBytes + " ring bytes in use, record of "
                     + head.size + " bytes) and no trim freed space within "
                     + Duration.ofNanos(context.backpressureTimeout().toNanos())));
         }
@@ -762,28 +755,18 @@ public final class BlockDeviceWal implements WriteAheadLog {
         if (first == null || !canPlace(first)) {
             return null;
         }
-        Group g = assembler.assemble(waiting, writePosition, header.walId(), header.session(), this::canPlaceAt);
+        WalDescriptor.Header header = space.header();
+        Group g = assembler.assemble(waiting, writePosition, header.walId(), header.session(), space::fits);
         writePosition = g.end;
         return g;
     }
 
-    private boolean canPlaceAt(long position, long footprint) {
-        return WalDescriptor.alignUp(position + footprint, BLOCK_BYTES) - freedPosition <= ringBytes;
-    }
-
     // ------------------------------------------------------------------------------------------------ trim & header
 
+    /** Writes a header for the pending trims if they free anything; reuses the space once it is durable and ours. */
     private void processTrims() {
-        if (trims.isEmpty()) {
-            return;
-        }
-        long requested = Long.MIN_VALUE;
-        for (TrimRequest t : trims) {
-            requested = Math.max(requested, t.position());
-        }
-        long target = Math.min(requested, ackedEnd);
-        if (target <= header.trimPosition()) {
-            completeTrims();
+        long target = space.trimTarget(ackedEnd);
+        if (target < 0) {
             return;
         }
         live.trimTo(target);
@@ -795,10 +778,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             if (!ownership.hasExternalCheck() && !checkOwnership()) {
                 return;
             }
-            WalDescriptor.Header next = header.next(Math.max(target, scanStart), scanStart, header.nodeId(), header.nodeEpoch(),
-                    header.session());
-            headerSlots.write(next);
-            header = next;
+            space.writeHeader(target, scanStart);
             // A new owner reads the header after fencing this one: if we are still the owner now, it will see this
             // header's scan start, so the space below it may be reused.
             if (!confirmOwnership()) {
@@ -809,15 +789,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
                     + "): " + e.getMessage() + "; the WAL is fenced and accepts no more appends", e));
             return;
         }
-        freedPosition = scanStart;
-        completeTrims();
-    }
-
-    private void completeTrims() {
-        for (TrimRequest t : trims) {
-            t.future().complete(null);
-        }
-        trims.clear();
+        space.free(scanStart);
     }
 
     /** Starts (off the conductor, which keeps submitting writes meanwhile) a check covering every completed group. */
@@ -874,7 +846,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         if (fence != null) {
             return false;
         }
-        RuntimeException lost = ownership.askExternal(header);
+        RuntimeException lost = ownership.askExternal(space.header());
         if (lost != null) {
             fenceWith(lost);
         }
@@ -886,7 +858,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         if (fence != null) {
             return false;
         }
-        RuntimeException lost = ownership.rereadHeaders(header);
+        RuntimeException lost = ownership.rereadHeaders(space.header());
         if (lost != null) {
             fenceWith(lost);
         }
