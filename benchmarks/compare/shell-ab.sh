@@ -32,6 +32,12 @@
 # its threads' context switches (/proc/<pid>/task/*/status). Each tree's shell is trained an AOT cache first (if its
 # revision has --train-aot; SHELL_AOT=0: neither uses one); BASE=HEAD BASE_ENV=KAFKA_SHELL_AOT_CACHE=/nonexistent
 # measures the cache itself.
+# Both shells run with s3stream.compaction.interval.ms=AB_COMPACTION_INTERVAL_MS (default 3600000: no compaction round
+# during the script). On the 60-s default timer, the round that compacts the last unthrottled run's gigabyte (~0.5 s of
+# CPU, ~10,000 context switches on the virtual-thread carriers) fell inside one side's 30-s rate runs more often than
+# the other's, the two shells' timers being out of phase by their start times: an A/A run of one build read 0.85× the
+# CPU and 0.77× the context switches at 10,000 rec/s (benchmarks/README.md, "Compaction rounds inside one side's rate
+# runs"). AB_COMPACTION_INTERVAL_MS=60000 gives both the default back, for a change to compaction itself.
 . "$(dirname "$0")/lib.sh"
 BASE="${BASE:-HEAD~1}"
 ROUNDS="${ROUNDS:-3}"
@@ -75,7 +81,8 @@ start_one() { # system root port dir [VAR=value ...] [extra arguments]
   # shellcheck disable=SC2086 # the assignments are meant to split
   env KAFKA_SHELL_HEAP="${KAFKA_SHELL_HEAP:-1g}" KAFKA_SHELL_DIRECT="${KAFKA_SHELL_DIRECT:-768m}" ${5:-} \
     "$2/bin/kafka-shell" --override listeners="PLAINTEXT://127.0.0.1:$3" \
-    --override s3stream.data.dir="$4" --override group.initial.rebalance.delay.ms=0 ${6:-} >"$4/shell.log" 2>&1 &
+    --override s3stream.data.dir="$4" --override group.initial.rebalance.delay.ms=0 \
+    --override s3stream.compaction.interval.ms="${AB_COMPACTION_INTERVAL_MS:-3600000}" ${6:-} >"$4/shell.log" 2>&1 &
   PIDS+=($!)
   SHELL_PIDS[$1]=$!
   wait_port 127.0.0.1 "$3" 120 $! || { tail -20 "$4/shell.log" >&2; exit 1; }
@@ -181,7 +188,7 @@ done
 masked() { sed -E 's/(secretKey=)[^& ]*/\1****/g' <<<"$1"; }
 python3 - "$TSV" "$(masked "$base_rev${BASE_ENV:+ with $BASE_ENV}${BASE_ARGS:+ $BASE_ARGS}")" \
   "$(masked "$head_rev${HEAD_ENV:+ with $HEAD_ENV}${HEAD_ARGS:+ $HEAD_ARGS}")" "${PRODUCER_PROPS:-}" <<'PY'
-import csv, statistics, sys
+import csv, os, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 base, head = sys.argv[2], sys.argv[3]
 def med(sys_, test, col):
@@ -191,7 +198,8 @@ loads = [float(r["load"]) for r in rows]
 steals = [float(r["steal_s"]) for r in rows]
 print(f"kafka-shell {head} (head) vs {base} (base), medians of {max(int(r['round']) for r in rows)} rounds; load during runs "
       f"{min(loads):.2f}-{max(loads):.2f}; CPU stolen by the host {min(steals):.1f}-{max(steals):.1f} s per run"
-      + (f"; producers with {sys.argv[4]}" if sys.argv[4] else ""))
+      + (f"; producers with {sys.argv[4]}" if sys.argv[4] else "")
+      + f"; compaction every {os.environ.get('AB_COMPACTION_INTERVAL_MS', '3600000')} ms on both")
 print("| test | base | head | head / base |")
 print("|---|---:|---:|---:|")
 for test, col, label in [("unthrottled", "rec_s", "unthrottled, rec/s"), ("unthrottled", "p99_ms", "unthrottled p99 ms"),
