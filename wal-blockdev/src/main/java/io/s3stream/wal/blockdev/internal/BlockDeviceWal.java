@@ -50,9 +50,7 @@ import static io.s3stream.wal.blockdev.internal.WalDescriptor.BLOCK_BYTES;
  * group under light load is written inline: the hand-off to an IO thread and back would cost two wake-ups for no
  * overlap. On a quiet WAL (no write in the last millisecond, nothing waiting or in flight) the appending thread takes
  * the turn and writes its own group, sparing the conductor's wake-up too (measured: producer p99/p99.9 at 10,000
- * rec/s 9/13 → 7/11 ms, benchmarks/README.md); {@code append} then returns after the write. When appends were
- * concurrent a moment ago, an append that finds the WAL otherwise idle hands its group to the IO pool itself, again
- * without waking the conductor. {@link #appendAndAwait},
+ * rec/s 9/13 → 7/11 ms, benchmarks/README.md); {@code append} then returns after the write. {@link #appendAndAwait},
  * whose caller waits anyway, writes so whenever nothing is waiting or in flight. Appends are acknowledged
  * strictly in position order, one callback at a time, under the turn: a group only after it and every group before it
  * are durable. Callbacks (and the futures of {@link #append(ByteBuf)}) run on the conductor, on the appending thread
@@ -125,8 +123,6 @@ public final class BlockDeviceWal implements WriteAheadLog {
     private boolean closeRequested;
     /** Appends arrived while a write ran: groups go to the IO pool until the conductor idles (see submitGroups). */
     private boolean concurrentAppends;
-    /** Groups the appending threads handed to the IO pool themselves ({@link #onCaller}); under the turn. */
-    private long callerSubmissions;
     private final HeaderSlots headerSlots;
     private final RingSpace space;
     /** Guards the state above: held by the conductor but while it is parked, or by an appender writing its group. */
@@ -266,7 +262,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
         AppendRequest request = new AppendRequest(buffer, index, size,
                 System.nanoTime() + context.backpressureTimeout().toNanos(), callback);
         inbox.offer(request);
-        if (!onCaller(callerWaits)) {
+        if (!writeOnCaller(callerWaits)) {
             LockSupport.unpark(conductor);
         }
         if (terminated) {
@@ -275,52 +271,28 @@ public final class BlockDeviceWal implements WriteAheadLog {
     }
 
     /**
-     * Takes the inbox's appends on this thread when the WAL is idle (nothing waiting or in flight, the conductor
-     * parked), sparing the conductor's wake-up; true if nothing is left for it. Two cases:
-     * <ul>
-     *   <li>appends have not been concurrent, and the WAL is quiet (no write in the last {@link #IDLE_RESET_NANOS}) or
-     *       the caller waits for its append anyway: this thread writes one group itself, as the conductor would a lone
-     *       group inline, and the append returns after the write;</li>
-     *   <li>appends were concurrent a moment ago (so writes go to the pool): this thread submits the groups to the IO
-     *       pool, never writing here. That is the next request of a producer at a steady rate, the previous one
-     *       acknowledged under {@link #IDLE_RESET_NANOS} ago (at 10,000 rec/s a quarter fewer context switches and 15 %
-     *       less CPU in the shell, benchmarks/README.md, "Submitted by the appending thread"). With writes in flight the
-     *       conductor or the IO thread whose write returns submits the next group anyway (letting the appender submit
-     *       then cost CPU, measured: 1.09× per unthrottled run).</li>
-     * </ul>
-     * Write timeouts, external ownership checks and appends from callbacks keep the conductor.
+     * Writes one group from the inbox on this thread, as the conductor would a lone group inline, when the WAL is idle
+     * (nothing waiting or in flight, the conductor parked, appends not concurrent a moment ago) and either quiet (no
+     * write in the last {@link #IDLE_RESET_NANOS}) or the caller waits for its append anyway: no wake-up before the
+     * write, and the append returns after it. Appends closer together from callers that do not wait (several
+     * appenders, or one with many in flight), write timeouts, external ownership checks and appends from callbacks
+     * keep the conductor. True if nothing is left for it.
      */
-    private boolean onCaller(boolean callerWaits) {
-        if (writeTimeoutNanos != 0 || ownership.hasExternalCheck() || turn.isHeldByCurrentThread()) {
-            return false;
-        }
-        boolean quietOrWaits = callerWaits || System.nanoTime() - lastWriteNanos >= IDLE_RESET_NANOS;
-        if ((!quietOrWaits && ioPool == null) || !turn.tryLock()) {
+    private boolean writeOnCaller(boolean callerWaits) {
+        if (writeTimeoutNanos != 0 || ownership.hasExternalCheck() || turn.isHeldByCurrentThread()
+                || (!callerWaits && System.nanoTime() - lastWriteNanos < IDLE_RESET_NANOS) || !turn.tryLock()) {
             return false;
         }
         try {
             forgetConcurrencyIfQuiet();
-            if (state != RUNNING || fence != null || closeRequested || !inflight.isEmpty() || !waiting.isEmpty()
-                    || space.hasPendingTrims()) {
-                return false;
-            }
-            if (!concurrentAppends) {
-                if (!quietOrWaits) {
-                    return false;
-                }
-                drainInbox();
-                submitGroups(1); // its own group; appends that arrived during the write are the conductor's
-                return inbox.isEmpty() && waiting.isEmpty() && inflight.isEmpty() && !space.hasPendingTrims()
-                        && !closeRequested;
-            }
-            if (ioPool == null) {
+            if (state != RUNNING || fence != null || closeRequested || concurrentAppends || !inflight.isEmpty()
+                    || !waiting.isEmpty() || space.hasPendingTrims()) {
                 return false;
             }
             drainInbox();
-            long before = writesInProgress;
-            submitGroups(Integer.MAX_VALUE, false);
-            callerSubmissions += writesInProgress - before;
-            return inbox.isEmpty() && waiting.isEmpty() && !space.hasPendingTrims() && !closeRequested;
+            submitGroups(1); // its own group; appends that arrived during the write are the conductor's
+            return inbox.isEmpty() && waiting.isEmpty() && inflight.isEmpty() && !space.hasPendingTrims()
+                    && !closeRequested;
         } finally {
             turn.unlock();
         }
@@ -639,11 +611,6 @@ public final class BlockDeviceWal implements WriteAheadLog {
     }
 
     private void submitGroups(int maxGroups) {
-        submitGroups(maxGroups, true);
-    }
-
-    /** Builds and submits groups from the waiting appends; {@code mayWriteHere} false keeps every write on the pool. */
-    private void submitGroups(int maxGroups, boolean mayWriteHere) {
         // The limit counts writes, not groups waiting for an ownership check: a check overlaps the next writes.
         for (int n = 0; n < maxGroups && !waiting.isEmpty() && writesInProgress < inflightLimit && fence == null; n++) {
             Group g = buildGroup();
@@ -661,7 +628,7 @@ public final class BlockDeviceWal implements WriteAheadLog {
             if (!inline) {
                 forgetConcurrencyIfQuiet();
                 concurrentAppends |= writesInProgress > 0 || !waiting.isEmpty();
-                inline = mayWriteHere && !concurrentAppends && writeTimeoutNanos == 0;
+                inline = !concurrentAppends && writeTimeoutNanos == 0;
             }
             writesInProgress++;
             if (inline) {
@@ -677,16 +644,6 @@ public final class BlockDeviceWal implements WriteAheadLog {
                     writeReturned(g);
                 });
             }
-        }
-    }
-
-    /** Groups submitted to the IO pool by {@link #onCaller}: a test's view of that path. */
-    long callerSubmissions() {
-        turn.lock();
-        try {
-            return callerSubmissions;
-        } finally {
-            turn.unlock();
         }
     }
 
