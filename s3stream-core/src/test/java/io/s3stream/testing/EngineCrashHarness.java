@@ -139,7 +139,7 @@ public abstract class EngineCrashHarness {
             passed = true;
         } finally {
             if (passed && !Boolean.getBoolean("s3stream.crash.keep")) {
-                deleteTree(dataDir);
+                TempDirs.deleteTree(dataDir);
             } else {
                 System.err.println(name + ": kept " + dataDir + " (seed " + seed + ")");
             }
@@ -413,17 +413,6 @@ public abstract class EngineCrashHarness {
                 if (attempt == 100) {
                     throw e;
                 }
-            }
-        }
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (var files = Files.walk(dir)) {
-            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
             }
         }
     }

@@ -7,9 +7,6 @@ import io.s3stream.internal.metadata.InMemoryMetadataStoreProvider;
 import io.s3stream.internal.store.MemObjectStore;
 import io.s3stream.internal.wal.InMemoryWal;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,11 +26,7 @@ public final class EngineFixture implements AutoCloseable {
     private final List<StreamStorage> open = new ArrayList<>();
 
     public EngineFixture() {
-        try {
-            dataDir = Files.createTempDirectory("s3stream-engine-test");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        dataDir = TempDirs.create("s3stream-engine-test");
     }
 
     public String objectStoreUri() {
@@ -101,5 +94,6 @@ public final class EngineFixture implements AutoCloseable {
         InMemoryWal.clear(walName(2));
         MemObjectStore.clear(name);
         InMemoryMetadataStoreProvider.clear(name);
+        TempDirs.deleteTreeUnchecked(dataDir);
     }
 }

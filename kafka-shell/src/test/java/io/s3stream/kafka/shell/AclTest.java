@@ -416,7 +416,7 @@ class AclTest {
     void kafkaAclsToolAddsListsAndRemovesAcls() throws Exception {
         try (ShellFixture fx = new ShellFixture(secured())) {
             createTopics(fx, "events");
-            Path config = Files.createTempFile("kafka-acls", ".properties");
+            Path config = fx.dataDir.resolve("kafka-acls.properties"); // deleted with the fixture
             Files.writeString(config, "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config="
                     + "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" "
                     + "password=\"admin-secret\";\n");

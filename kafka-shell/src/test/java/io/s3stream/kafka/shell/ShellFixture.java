@@ -2,6 +2,7 @@ package io.s3stream.kafka.shell;
 
 import io.s3stream.kafka.shell.config.ShellConfig;
 import io.s3stream.testing.MemBackends;
+import io.s3stream.testing.TempDirs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -14,11 +15,9 @@ import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.HttpURLConnection;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -46,11 +45,7 @@ final class ShellFixture implements AutoCloseable, AfterEachCallback {
 
     ShellFixture(Map<String, String> extra) {
         this.extra = extra;
-        try {
-            dataDir = Files.createTempDirectory("kafka-shell-test");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        dataDir = TempDirs.create("kafka-shell-test");
         shell = KafkaShell.start(config());
     }
 
@@ -144,5 +139,6 @@ final class ShellFixture implements AutoCloseable, AfterEachCallback {
         MemBackends.clearWal(name + "-wal");
         MemBackends.clearObjectStore(name);
         MemBackends.clearMetadata(name);
+        TempDirs.deleteTreeUnchecked(dataDir);
     }
 }

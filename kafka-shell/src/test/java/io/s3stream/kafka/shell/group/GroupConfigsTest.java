@@ -7,8 +7,9 @@ import io.s3stream.testing.EngineFixture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -27,9 +28,9 @@ class GroupConfigsTest {
     }
 
     @Test
-    void concurrentAltersOfOneGroupFromTwoShellsBothTakeEffect() throws Exception {
+    void concurrentAltersOfOneGroupFromTwoShellsBothTakeEffect(@TempDir Path dataDir) throws Exception {
         ShellConfig config = ShellConfig.of(Map.of("s3stream.data.dir",
-                Files.createTempDirectory("group-configs").toString(), "s3stream.wal",
+                dataDir.toString(), "s3stream.wal",
                 "mem://group-configs-test?capacity=64MiB", "s3stream.object.store", "mem://group-configs-test"));
         // The durable manifest: each engine reads its own view of the log, as two shells do.
         StreamStorage one = fixture.open(1, b -> b.metadata("manifest:group-configs"));
