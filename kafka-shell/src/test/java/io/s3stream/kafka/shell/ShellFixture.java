@@ -46,7 +46,12 @@ final class ShellFixture implements AutoCloseable, AfterEachCallback {
     ShellFixture(Map<String, String> extra) {
         this.extra = extra;
         dataDir = TempDirs.create("kafka-shell-test");
-        shell = KafkaShell.start(config());
+        try {
+            shell = KafkaShell.start(config());
+        } catch (RuntimeException | Error e) { // a refused configuration: nothing to close, the backends to clear
+            discardBackends();
+            throw e;
+        }
     }
 
     ShellConfig config() {
@@ -136,6 +141,10 @@ final class ShellFixture implements AutoCloseable, AfterEachCallback {
     @Override
     public void close() {
         shell.close();
+        discardBackends();
+    }
+
+    private void discardBackends() {
         MemBackends.clearWal(name + "-wal");
         MemBackends.clearObjectStore(name);
         MemBackends.clearMetadata(name);
